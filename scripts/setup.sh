@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every system package DelayBridge needs to build, test and benchmark on Debian
+# bookworm. Idempotent: packages already present are left alone. Run as root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  librdkafka-dev libboost-dev libboost-system-dev libyaml-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang-format kcat
+  openjdk-17-jre-headless maven
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "setup: need root to install packages (run as root or with sudo)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all packages present"
+fi

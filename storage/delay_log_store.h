@@ -1,0 +1,99 @@
+// DelayLogStore: one directory of hour-partitioned DelayLog files with per-second
+// reverse-linked index chains (format: docs/storage-format.md). The bridge keeps one store
+// per delay-topic partition.
+//
+// API CONTRACT (fixed: the bridge and the dump tool are written against it; the
+// implementation may add members and helper classes in storage/, but keeps these
+// signatures).
+//
+// Thread-safety: none. One owner thread calls every method.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace delaybridge::storage {
+
+struct StoreOptions {
+  std::string dir;               // created if missing
+  size_t max_open_hours = 64;    // LRU bound on hour files held open for appending
+  uint32_t max_record_bytes = 16 * 1024 * 1024;  // larger payloads are rejected
+};
+
+// What Open() found and repaired. Every problem names the file and byte offset.
+struct RecoveryReport {
+  struct Problem {
+    std::string file;
+    uint64_t offset = 0;
+    std::string what;
+  };
+  std::vector<Problem> problems;
+  uint64_t hours = 0;             // hour files present after recovery
+  uint64_t records = 0;           // index entries that survived
+  uint64_t truncated_bytes = 0;   // torn tails cut off (data + index)
+  uint64_t records_dropped = 0;   // index entries dropped (past data end, bad checksum)
+};
+
+struct AppendResult {
+  int64_t second = 0;      // floor(deliver_at_ms / 1000): the chain the record joined
+  uint32_t ordinal = 0;    // 0-based position in that second's chain, in arrival order
+  uint64_t sequence = 0;   // store-wide append sequence, starts at 1 for each Open()
+};
+
+struct StoredRecord {
+  int64_t deliver_at_ms = 0;
+  uint32_t ordinal = 0;    // position in its second's chain (arrival order)
+  std::string payload;     // the bytes given to Append, verified against their checksum
+};
+
+class DelayLogStore {
+ public:
+  // Opens (creating if needed) the store in options.dir and recovers torn tails; see
+  // docs/storage-format.md "Recovery". report may be null.
+  static Result<std::unique_ptr<DelayLogStore>> Open(const StoreOptions& options,
+                                                     RecoveryReport* report);
+  ~DelayLogStore();
+
+  // Appends a record to the file of the hour containing deliver_at_ms and links it into its
+  // second's chain. Buffered: durable only after a later Sync() returns ok.
+  Result<AppendResult> Append(int64_t deliver_at_ms, std::string_view payload);
+
+  // Group commit: makes every append made before the call durable (data, then index, then
+  // head tables, each fdatasync'ed), covering every dirty hour file.
+  Status Sync();
+  uint64_t last_sequence() const;     // sequence of the latest Append (0 if none)
+  uint64_t durable_sequence() const;  // every Append with sequence <= this is durable
+
+  // Appends to out every record of epoch_second, in arrival order (ordinal 0, 1, ...),
+  // with checksums verified. Sees appends not yet synced too. A record failing its checksum
+  // is reported as a Corruption status naming file and offset, after the good ones.
+  Status ReadSecond(int64_t epoch_second, std::vector<StoredRecord>* out);
+
+  // Number of records in epoch_second's chain (from the head table; no data read).
+  Result<uint32_t> CountInSecond(int64_t epoch_second);
+
+  // The first second in [from_second, limit_second) that holds records, or nullopt.
+  // Skips whole hours that have no file without touching the disk.
+  Result<std::optional<int64_t>> NextNonEmptySecond(int64_t from_second, int64_t limit_second);
+
+  // Retention: deletes every hour file whose whole hour lies before deliver_before_ms.
+  Status DeleteHoursBefore(int64_t deliver_before_ms);
+
+  // Hours present, as epoch_ms / 3'600'000, ascending.
+  std::vector<int64_t> Hours() const;
+
+  const std::string& dir() const;
+
+ private:
+  DelayLogStore() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace delaybridge::storage

@@ -1,0 +1,35 @@
+// DeliveryCheckpoint: the delivered position of one store, kept in a tiny file that is
+// replaced atomically (write temp, fsync, rename, fsync dir) so that a crash at any
+// instruction leaves either the old or the new checkpoint (docs/storage-format.md).
+//
+// API CONTRACT (fixed: the bridge and the dump tool are written against it).
+//
+// Thread-safety: free functions; callers serialise writes to one path.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/status.h"
+
+namespace delaybridge::storage {
+
+// Records are totally ordered by (deliver_at_ms, ordinal). Every record ordered strictly
+// before (next_deliver_at_ms, next_ordinal) has been delivered and acknowledged; nothing at
+// or after it is claimed delivered.
+struct DeliveryCheckpoint {
+  int64_t next_deliver_at_ms = 0;
+  uint32_t next_ordinal = 0;
+  int64_t updated_at_ms = 0;  // wall clock of the write, for operators
+};
+
+// The checkpoint file's name inside a store directory.
+inline constexpr const char* kCheckpointFileName = "CHECKPOINT";
+
+Status WriteDeliveryCheckpoint(const std::string& store_dir, const DeliveryCheckpoint& cp);
+
+// nullopt when the store has no checkpoint yet; Corruption when the file fails its checks.
+Result<std::optional<DeliveryCheckpoint>> ReadDeliveryCheckpoint(const std::string& store_dir);
+
+}  // namespace delaybridge::storage
