@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Sets up the machine and runs every DelayBridge test: unit tests, mock-cluster end-to-end
+# tests and real-broker end-to-end tests. Exits non-zero if any test fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+
+build_dir=${BUILD_DIR:-build-test}
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDELAYBRIDGE_SANITIZE=ON
+cmake --build "$build_dir" -j2
+
+ctest --test-dir "$build_dir" --output-on-failure --timeout 900
