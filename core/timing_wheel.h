@@ -1,15 +1,17 @@
 // TimingWheel: an in-memory hierarchical timing wheel holding up to millions of pending
 // deadlines, with O(1) schedule and cancel and no work while nothing is due.
 //
-// API CONTRACT (fixed: the bridge is written against it; the implementation may add private
-// members and a class comment with a worked example, but keeps these signatures):
-//
 // Thread-safety: none. One owner thread calls every method.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
+
+#include "core/status.h"
+#include "core/wheel_level.h"
 
 namespace delaybridge {
 
@@ -21,10 +23,58 @@ struct TimerHandle {
   bool valid() const { return index != UINT32_MAX; }
 };
 
+// Time is counted in ticks of tick_ms since start_ms; a deadline belongs to the tick that
+// contains it (tick = floor((deadline_ms - start_ms) / tick_ms)). The wheel has 11 levels of
+// 64 slots (tokio's layout, stretched to cover every 64-bit tick); slot s of level L holds the
+// timers of 64^L consecutive ticks. With tick_ms = 1:
+//
+//   level  slot width     level span           level  slot width     level span
+//     0    1 ms           64 ms                  3    262 s          4.7 h
+//     1    64 ms          4.1 s                  4    4.7 h          12.4 days
+//     2    4.1 s          262 s                  5    12.4 days      2.2 years
+//   ... level 6 spans 139 years; levels 7-10 reach the end of int64 milliseconds.
+//
+// A timer goes to the lowest level whose span, aligned on the current tick, contains it: the
+// highest base-64 digit in which its tick differs from the current tick `elapsed`. Worked
+// example, elapsed = 100 = (1, 36) in base 64 (level 1 digit 1, level 0 digit 36):
+//
+//   schedule tick 120  = (1, 56)      -> differs in digit 0   -> level 0, slot 56
+//   schedule tick 130  = (2, 2)       -> differs in digit 1   -> level 1, slot 2 (ticks 128-191)
+//   schedule tick 5000 = (1, 14, 8)   -> differs in digit 2   -> level 2, slot 1 (ticks 4096-8191)
+//
+//   level 0  [.......................................X.......]  occupancy bit 56
+//   level 1  [..X.............................................]  occupancy bit 2
+//   level 2  [.X..............................................]  occupancy bit 1
+//
+// Each level keeps a uint64_t occupancy mask, so the next non-empty slot is found with one
+// count-trailing-zeros per level, lowest level first (a lower level's slots all end before the
+// next slot of any higher level begins). advance(now_ms) therefore jumps: from tick 100 to
+// tick 120 (fires the timer), then to tick 128, where level 1 slot 2 is cascaded: its timers are
+// re-inserted relative to the new elapsed tick (tick 130 = (2, 2) now lands in level 0 slot 2),
+// then to 130 (fires), then to 4096 (cascades level 2 slot 1 into level 1 slot 14), then to
+// 4992 (cascades into level 0 slot 8), then to 5000 (fires). Empty ticks are never visited.
+//
+// Firing is exact: advance(now_ms) fires every timer whose deadline_ms <= now_ms, tick by tick
+// in deadline order; timers within one tick fire in the order they were scheduled. When now_ms
+// falls inside a tick, the timers of that tick that are not yet due stay in its slot.
+//
+// Storage: timers live in a slab (std::vector<Entry>) with a free list; each slot is an
+// intrusive doubly-linked list of uint32_t slab indices, so schedule and cancel are O(1) and
+// allocate nothing unless the slab grows. An entry is 32 bytes (deadline 8, payload 8, links 8,
+// generation 4, list id 4); the slab grows by 1.5x, so a pending timer costs 32-48 bytes
+// including the caller's payload. The slab never shrinks: after a burst, freed entries are
+// reused. memory_bytes() reports the total.
+//
+// Thread-safety: none. One owner thread calls every method. on_expire runs on that thread,
+// inside advance(), and must not throw or call advance().
 class TimingWheel {
  public:
   // tick_ms >= 1: deadlines are kept at this granularity. start_ms: the wheel's current time.
+  // A tick_ms < 1 is a programming error and aborts; use create() for untrusted input.
   TimingWheel(int64_t tick_ms, int64_t start_ms);
+
+  // Validating factory: InvalidArgument when tick_ms < 1.
+  static Result<TimingWheel> create(int64_t tick_ms, int64_t start_ms);
 
   // Schedules payload to expire at deadline_ms. A deadline at or before the current time
   // fires on the next advance(). O(1), no heap allocation unless the slab grows.
@@ -34,22 +84,119 @@ class TimingWheel {
   // cancelled, or the handle is stale. Safe from inside an on_expire callback. O(1).
   bool cancel(TimerHandle handle);
 
-  // The time at which the earliest pending timer becomes due (its deadline rounded up to the
-  // tick that contains it), or nullopt when nothing is pending. The caller sleeps until then.
+  // The time to sleep until: the earliest pending deadline rounded up to the tick boundary at
+  // or after it (so one wake-up fires the whole tick), or nullopt when nothing is pending.
+  // Never later than that. It can be earlier when the earliest timer of a slot was cancelled;
+  // advancing to it then fires nothing and the next call is exact again. O(levels).
   std::optional<int64_t> next_deadline_ms() const;
 
   // Moves the wheel's time to now_ms and calls on_expire(uint64_t payload, int64_t
   // deadline_ms) for every timer whose deadline <= now_ms, in deadline order at tick
   // granularity. Jumps over empty slots. schedule()/cancel() may be called from on_expire;
   // a timer scheduled there with a deadline <= now_ms fires in this same call.
+  // A now_ms earlier than now_ms() does not move time back (it only fires overdue timers).
   // Returns the number of timers fired.
   template <typename OnExpire>
   size_t advance(int64_t now_ms, OnExpire&& on_expire);
 
-  size_t size() const;       // pending timers
+  size_t size() const { return size_; }  // pending timers
   bool empty() const { return size() == 0; }
-  int64_t tick_ms() const;
-  int64_t now_ms() const;    // the wheel's current time (start_ms, then the last advance)
+  int64_t tick_ms() const { return tick_ms_; }
+  int64_t now_ms() const {
+    return now_ms_;
+  }  // the wheel's current time (start_ms, then the
+     // last advance)
+
+  // Pre-sizes the slab for `timers` pending timers, so schedule() never allocates below that.
+  void reserve(size_t timers);
+
+  // Bytes held by the wheel: the object plus the slab's capacity.
+  size_t memory_bytes() const;
+
+ private:
+  // One timer, or a free slab slot. 32 bytes; see the class comment.
+  struct Entry {
+    int64_t deadline_ms;
+    uint64_t payload;
+    uint32_t prev;        // slab index, or kNil at the head of a list
+    uint32_t next;        // slab index, or kNil at the tail; the free list links through it
+    uint32_t generation;  // bumped when the entry is freed, so old handles go stale
+    uint32_t list;        // which list holds it: a wheel slot, kKeptList or kFreeList
+  };
+  static_assert(sizeof(Entry) == 32, "the memory budget per timer is 32 bytes");
+
+  static constexpr uint32_t kNil = UINT32_MAX;
+  // Lists 0 .. kWheelLists-1 are the slots (level * 64 + slot). kKeptList parks the timers of
+  // the current tick that are not yet due while advance() drains that tick's slot.
+  static constexpr uint32_t kWheelLists = wheel::kLevels * wheel::kSlotsPerLevel;
+  static constexpr uint32_t kKeptList = kWheelLists;
+  static constexpr uint32_t kLists = kWheelLists + 1;
+  static constexpr uint32_t kFreeList = UINT32_MAX;
+
+  // The tick that contains deadline_ms, never before the current tick (overdue timers join it).
+  uint64_t tick_for(int64_t deadline_ms) const;
+  // deadline_ms rounded up to a tick boundary, saturating at INT64_MAX.
+  int64_t round_up_to_tick_ms(int64_t deadline_ms) const;
+  uint32_t list_for(uint64_t tick) const;
+  void insert(uint32_t index);
+  void link_back(uint32_t list, uint32_t index);
+  void unlink(uint32_t index);
+  uint32_t allocate();
+  void release(uint32_t index);
+
+  // advance() steps, in the order the template calls them.
+  void begin_advance(int64_t now_ms);
+  uint32_t pop_current_tick();  // the next timer of the current tick's slot, or kNil
+  void keep_for_later(uint32_t index);
+  void restore_kept();
+  // Moves elapsed_ticks_ to the next occupied tick <= the advance target, cascading coarse
+  // slots on the way; returns false (and moves to the target) when there is none.
+  bool step_to_next_tick();
+  // Re-inserts every timer of a coarse slot whose first tick is now the current tick.
+  void cascade(uint32_t list);
+  void end_advance();
+
+  int64_t tick_ms_;
+  int64_t start_ms_;           // tick 0 begins here
+  int64_t now_ms_;             // last advance() target, or start_ms_
+  uint64_t elapsed_ticks_;     // the current tick; every pending timer's tick is >= it
+  uint64_t target_ticks_ = 0;  // during advance(): the tick that contains now_ms_
+  bool advancing_ = false;
+  size_t size_ = 0;
+  uint32_t free_head_ = kNil;
+  std::vector<Entry> entries_;
+  std::array<uint32_t, kLists> heads_;
+  std::array<uint32_t, kLists> tails_;
+  std::array<uint64_t, wheel::kLevels> occupied_{};  // bit s of level L: slot s is non-empty
+  // Smallest deadline ever linked into each slot since it was last empty: a lower bound that
+  // is exact unless that timer was cancelled. Read only while the slot is occupied.
+  std::array<int64_t, kWheelLists> slot_min_deadline_ms_;
 };
+
+template <typename OnExpire>
+size_t TimingWheel::advance(int64_t now_ms, OnExpire&& on_expire) {
+  begin_advance(now_ms);
+  size_t fired = 0;
+  do {
+    // Drain the current tick. Timers may be linked into it while this runs (a callback
+    // scheduling an overdue timer), so the loop pops until the slot is empty.
+    for (uint32_t index = pop_current_tick(); index != kNil; index = pop_current_tick()) {
+      const Entry& entry = entries_[index];
+      if (entry.deadline_ms > now_ms_) {
+        // Same tick, later millisecond: due in a later advance().
+        keep_for_later(index);
+        continue;
+      }
+      const uint64_t payload = entry.payload;
+      const int64_t deadline_ms = entry.deadline_ms;
+      release(index);  // before the callback, so cancel() of this handle returns false
+      on_expire(payload, deadline_ms);
+      ++fired;
+    }
+    restore_kept();
+  } while (step_to_next_tick());
+  end_advance();
+  return fired;
+}
 
 }  // namespace delaybridge
