@@ -10,4 +10,8 @@ build_dir=${BUILD_DIR:-build-test}
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDELAYBRIDGE_SANITIZE=ON
 cmake --build "$build_dir" -j2
 
+# The real-broker tests' Apache Kafka release comes from Maven Central; fetch it before ctest so a
+# slow download never eats into a test's timeout. ctest starts and stops the broker itself.
+bash scripts/kafka.sh fetch
+
 ctest --test-dir "$build_dir" --output-on-failure --timeout 900
