@@ -1,0 +1,16 @@
+// RunLoad: one delaybridge-load run from start to report: (optionally) start the embedded
+// cluster and create topics, capture the target's end offsets, start the consumer (and the
+// passthrough pipe), produce, wait for deliveries, and tally.
+//
+// Thread-safety: call from one thread; it starts and joins its own consumer and pipe threads.
+#pragma once
+
+#include "core/status.h"
+#include "tools/load/load_options.h"
+#include "tools/load/load_report.h"
+
+namespace delaybridge::load {
+
+Result<LoadReport> RunLoad(const LoadOptions& options);
+
+}  // namespace delaybridge::load

@@ -1,0 +1,77 @@
+#include "tools/load/passthrough_pipe.h"
+
+#include <array>
+#include <utility>
+
+namespace delaybridge::load {
+
+namespace {
+
+constexpr size_t kBatchSize = 4096;
+constexpr int kPollTimeoutMs = 20;
+constexpr int kFlushTimeoutMs = 30'000;
+
+}  // namespace
+
+PassthroughPipe::PassthroughPipe(rd_kafka_t* consumer, rd_kafka_t* producer,
+                                 std::string target_topic)
+    : consumer_(consumer), producer_(producer), target_topic_(std::move(target_topic)) {}
+
+Status PassthroughPipe::Run(const std::atomic<bool>& stop) {
+  rd_kafka_queue_t* queue = rd_kafka_queue_get_consumer(consumer_);
+  std::array<rd_kafka_message_t*, kBatchSize> batch{};
+  Status status;
+  while (status.ok() && !stop.load(std::memory_order_acquire)) {
+    const ssize_t got =
+        rd_kafka_consume_batch_queue(queue, kPollTimeoutMs, batch.data(), batch.size());
+    for (ssize_t i = 0; i < got; ++i) {
+      if (status.ok() && batch[i]->err == RD_KAFKA_RESP_ERR_NO_ERROR) status = Forward(*batch[i]);
+      rd_kafka_message_destroy(batch[i]);
+    }
+    rd_kafka_poll(producer_, 0);
+  }
+  rd_kafka_queue_destroy(queue);
+  if (!status.ok()) return status;
+  const rd_kafka_resp_err_t err = rd_kafka_flush(producer_, kFlushTimeoutMs);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable("passthrough flush to " + target_topic_ + ": " +
+                               rd_kafka_err2str(err));
+  }
+  return Status::Ok();
+}
+
+Status PassthroughPipe::Forward(rd_kafka_message_t& message) {
+  rd_kafka_headers_t* source_headers = nullptr;
+  rd_kafka_headers_t* headers = nullptr;
+  if (rd_kafka_message_headers(&message, &source_headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    headers = rd_kafka_headers_copy(source_headers);
+    for (const char* name : {"x-delay", "x-deliver-at", "x-target-topic"}) {
+      rd_kafka_header_remove(headers, name);
+    }
+  } else {
+    headers = rd_kafka_headers_new(1);
+  }
+  const std::string source = std::string(rd_kafka_topic_name(message.rkt)) + "/" +
+                             std::to_string(message.partition) + "/" +
+                             std::to_string(message.offset);
+  rd_kafka_header_add(headers, "x-delay-source", -1, source.data(),
+                      static_cast<ssize_t>(source.size()));
+  while (true) {
+    const rd_kafka_resp_err_t err = rd_kafka_producev(
+        producer_, RD_KAFKA_V_TOPIC(target_topic_.c_str()),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(message.key, message.key_len),
+        RD_KAFKA_V_VALUE(message.payload, message.len), RD_KAFKA_V_HEADERS(headers),
+        RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;  // the record now owns `headers`
+    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      rd_kafka_headers_destroy(headers);
+      return Status::Unavailable("passthrough produce to " + target_topic_ + ": " +
+                                 rd_kafka_err2str(err));
+    }
+    rd_kafka_poll(producer_, 5);
+  }
+  forwarded_.fetch_add(1, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+}  // namespace delaybridge::load
