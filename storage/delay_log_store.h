@@ -2,11 +2,19 @@
 // reverse-linked index chains (format: docs/storage-format.md). The bridge keeps one store
 // per delay-topic partition.
 //
-// API CONTRACT (fixed: the bridge and the dump tool are written against it; the
-// implementation may add members and helper classes in storage/, but keeps these
-// signatures).
+// A record goes to the data file of the hour it falls due in; its fixed-size index entry links
+// to the previous entry of the same second, and a 3600-cell head table per hour holds each
+// second's newest entry and count. So walking a second touches only that second's entries,
+// and memory holds head tables of at most max_open_hours open hours (plus as many cached ones
+// of closed hours) and a few counters per hour file: it does not grow with the record count.
 //
-// Thread-safety: none. One owner thread calls every method.
+// Appends are buffered per hour; Sync() is the group commit that makes all of them durable and
+// advances durable_sequence(), which is what the bridge may commit to Kafka. At most
+// max_open_hours hour files are held open for appending (LRU); closing one syncs it and saves
+// its head table, so appending to any hour always works.
+//
+// Thread-safety: none. One owner thread calls every method. Use DelayLogReader
+// (storage/delay_log_reader.h) to inspect a store from another process or thread.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +29,8 @@
 namespace delaybridge::storage {
 
 struct StoreOptions {
-  std::string dir;               // created if missing
-  size_t max_open_hours = 64;    // LRU bound on hour files held open for appending
+  std::string dir;                               // created if missing
+  size_t max_open_hours = 64;                    // LRU bound on hour files held open for appending
   uint32_t max_record_bytes = 16 * 1024 * 1024;  // larger payloads are rejected
 };
 
@@ -34,22 +42,23 @@ struct RecoveryReport {
     std::string what;
   };
   std::vector<Problem> problems;
-  uint64_t hours = 0;             // hour files present after recovery
-  uint64_t records = 0;           // index entries that survived
-  uint64_t truncated_bytes = 0;   // torn tails cut off (data + index)
-  uint64_t records_dropped = 0;   // index entries dropped (past data end, bad checksum)
+  uint64_t hours = 0;            // hour files present after recovery
+  uint64_t records = 0;          // index entries that survived
+  uint64_t truncated_bytes = 0;  // torn tails cut off (data + index)
+  uint64_t records_dropped = 0;  // index entries dropped (past data end, bad checksum)
+  uint64_t corrupt_records = 0;  // records kept in their chain but failing their checks
 };
 
 struct AppendResult {
-  int64_t second = 0;      // floor(deliver_at_ms / 1000): the chain the record joined
-  uint32_t ordinal = 0;    // 0-based position in that second's chain, in arrival order
-  uint64_t sequence = 0;   // store-wide append sequence, starts at 1 for each Open()
+  int64_t second = 0;     // floor(deliver_at_ms / 1000): the chain the record joined
+  uint32_t ordinal = 0;   // 0-based position in that second's chain, in arrival order
+  uint64_t sequence = 0;  // store-wide append sequence, starts at 1 for each Open()
 };
 
 struct StoredRecord {
   int64_t deliver_at_ms = 0;
-  uint32_t ordinal = 0;    // position in its second's chain (arrival order)
-  std::string payload;     // the bytes given to Append, verified against their checksum
+  uint32_t ordinal = 0;  // position in its second's chain (arrival order)
+  std::string payload;   // the bytes given to Append, verified against their checksum
 };
 
 class DelayLogStore {
@@ -58,7 +67,12 @@ class DelayLogStore {
   // docs/storage-format.md "Recovery". report may be null.
   static Result<std::unique_ptr<DelayLogStore>> Open(const StoreOptions& options,
                                                      RecoveryReport* report);
+  // Close()s, ignoring errors: call Close() to learn about them.
   ~DelayLogStore();
+
+  // Syncs everything, saves the head tables of open hours and releases them. Afterwards only
+  // the destructor may be called. A clean Close makes the next Open fast (nothing to verify).
+  Status Close();
 
   // Appends a record to the file of the hour containing deliver_at_ms and links it into its
   // second's chain. Buffered: durable only after a later Sync() returns ok.

@@ -1,8 +1,7 @@
 // DeliveryCheckpoint: the delivered position of one store, kept in a tiny file that is
 // replaced atomically (write temp, fsync, rename, fsync dir) so that a crash at any
 // instruction leaves either the old or the new checkpoint (docs/storage-format.md).
-//
-// API CONTRACT (fixed: the bridge and the dump tool are written against it).
+// File layout: docs/storage-format.md "Checkpoint" (magic, version, CRC32C).
 //
 // Thread-safety: free functions; callers serialise writes to one path.
 #pragma once

@@ -1,0 +1,25 @@
+// CRC32C (Castagnoli): the checksum of every DelayLog record, index entry, head table slot and
+// checkpoint (docs/storage-format.md "Encoding"). Uses the SSE4.2 crc32 instruction when the
+// CPU has it (checked once at run time), slice-by-8 tables otherwise; both give the same
+// values. Pure functions; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace delaybridge::storage::crc32c {
+
+// Returns the CRC32C of data[0, n) continued from crc, the CRC32C of some earlier bytes:
+// Extend(Value(a), b) == Value(a followed by b).
+uint32_t Extend(uint32_t crc, const void* data, size_t n);
+
+// CRC32C of data[0, n).
+inline uint32_t Value(const void* data, size_t n) { return Extend(0, data, n); }
+
+// True when Extend uses the SSE4.2 instruction on this machine (reported by benchmarks).
+bool HardwareAccelerated();
+
+// The portable slice-by-8 implementation, exposed so tests can compare both paths.
+uint32_t ExtendPortable(uint32_t crc, const void* data, size_t n);
+
+}  // namespace delaybridge::storage::crc32c

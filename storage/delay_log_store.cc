@@ -1,0 +1,338 @@
+#include "storage/delay_log_store.h"
+
+#include <algorithm>
+#include <map>
+
+#include "storage/format.h"
+#include "storage/heads_file.h"
+#include "storage/hour_appender.h"
+#include "storage/hour_files.h"
+#include "storage/hour_recovery.h"
+#include "storage/posix_file.h"
+#include "storage/second_chain.h"
+
+namespace delaybridge::storage {
+
+struct DelayLogStore::Impl {
+  // A closed hour's head table, kept for CountInSecond / NextNonEmptySecond / ReadSecond.
+  struct CachedCells {
+    std::unique_ptr<HeadCells> cells;
+    uint64_t last_used = 0;
+  };
+
+  StoreOptions options;
+  size_t max_open_hours = 1;
+  std::map<int64_t, HourState> hours;  // every hour present; state of open ones is stale
+  std::map<int64_t, std::unique_ptr<HourAppender>> open;
+  std::map<int64_t, CachedCells> cached;
+  uint64_t tick = 0;  // LRU clock
+  uint64_t last_sequence = 0;
+  uint64_t durable_sequence = 0;
+  bool dir_dirty = false;  // hour files created since the last directory fsync
+  bool closed = false;
+  // A failed fdatasync may have dropped dirty pages that a retry would then report as synced
+  // ("fsyncgate"), so after one the store refuses to claim anything durable again.
+  Status sync_failure;
+
+  Status Usable() const;
+
+  Status Recover(RecoveryReport* report);
+  Result<HourAppender*> AppenderFor(int64_t epoch_hour);
+  Status EvictLeastRecentlyUsed();
+  Result<const HeadCells*> CellsOf(int64_t epoch_hour);
+  Status RemoveHour(int64_t epoch_hour);
+  Status GroupCommit();
+};
+
+Status DelayLogStore::Impl::GroupCommit() {
+  std::vector<HourAppender*> dirty;
+  for (auto& [hour, appender] : open) {
+    if (appender->dirty()) dirty.push_back(appender.get());
+  }
+  // Every record before any index entry: docs/storage-format.md "Writing and the sync order".
+  for (HourAppender* appender : dirty) {
+    if (Status s = appender->SyncData(); !s.ok()) return s;
+  }
+  for (HourAppender* appender : dirty) {
+    if (Status s = appender->SyncIndex(); !s.ok()) return s;
+  }
+  if (dir_dirty) {
+    if (Status s = SyncDir(options.dir); !s.ok()) return s;
+    dir_dirty = false;
+  }
+  for (HourAppender* appender : dirty) {
+    if (Status s = appender->SaveHeadsIfDue(/*force=*/false); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status DelayLogStore::Impl::Recover(RecoveryReport* report) {
+  Result<std::vector<std::string>> names = ListDir(options.dir);
+  if (!names.ok()) return names.status();
+  std::vector<int64_t> found;
+  for (const std::string& name : *names) {
+    for (std::string_view suffix : {kDataSuffix, kIndexSuffix, kHeadsSuffix}) {
+      if (name.size() <= suffix.size() || !name.ends_with(suffix)) continue;
+      std::optional<int64_t> hour = ParseHourName(name.substr(0, name.size() - suffix.size()));
+      if (hour) found.push_back(*hour);
+    }
+  }
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  for (int64_t hour : found) {
+    Result<std::optional<HourState>> state = RecoverHour(options.dir, hour, report);
+    if (!state.ok()) return state.status().WithContext("recover hour " + HourName(hour));
+    if (state->has_value()) hours[hour] = **state;
+  }
+  return SyncDir(options.dir);
+}
+
+Status DelayLogStore::Impl::Usable() const {
+  if (closed) return Status::FailedPrecondition("store " + options.dir + " is closed");
+  if (!sync_failure.ok()) {
+    return Status::FailedPrecondition(
+        "store " + options.dir +
+        " failed to sync earlier; reopen it to recover: " + sync_failure.message());
+  }
+  return Status::Ok();
+}
+
+Status DelayLogStore::Impl::EvictLeastRecentlyUsed() {
+  auto victim = std::min_element(open.begin(), open.end(), [](const auto& a, const auto& b) {
+    return a.second->last_used() < b.second->last_used();
+  });
+  Status s = victim->second->Close();
+  if (!s.ok()) {
+    sync_failure = s.WithContext("close hour " + HourName(victim->first));
+    return sync_failure;
+  }
+  hours[victim->first] = victim->second->state();
+  open.erase(victim);
+  return Status::Ok();
+}
+
+Result<HourAppender*> DelayLogStore::Impl::AppenderFor(int64_t epoch_hour) {
+  auto it = open.find(epoch_hour);
+  if (it != open.end()) {
+    it->second->set_last_used(++tick);
+    return it->second.get();
+  }
+  if (open.size() >= max_open_hours) {
+    Status s = EvictLeastRecentlyUsed();
+    if (!s.ok()) return s;
+  }
+  auto known = hours.find(epoch_hour);
+  Result<std::unique_ptr<HourAppender>> appender =
+      known != hours.end() ? HourAppender::Reopen(options.dir, epoch_hour, known->second)
+                           : HourAppender::Create(options.dir, epoch_hour);
+  if (!appender.ok()) return appender.status().WithContext("open hour " + HourName(epoch_hour));
+  if (known == hours.end()) {
+    hours[epoch_hour] = (*appender)->state();
+    dir_dirty = true;
+  }
+  cached.erase(epoch_hour);  // the appender's table is now the live one
+  (*appender)->set_last_used(++tick);
+  HourAppender* raw = appender->get();
+  open[epoch_hour] = std::move(*appender);
+  return raw;
+}
+
+Result<const HeadCells*> DelayLogStore::Impl::CellsOf(int64_t epoch_hour) {
+  if (auto it = open.find(epoch_hour); it != open.end()) return &it->second->cells();
+  if (auto it = cached.find(epoch_hour); it != cached.end()) {
+    it->second.last_used = ++tick;
+    return it->second.cells.get();
+  }
+  const HourState& state = hours.at(epoch_hour);
+  Result<std::optional<HeadsSlot>> slot =
+      LoadHeads(PathsOfHour(options.dir, epoch_hour).heads, epoch_hour);
+  if (!slot.ok()) return slot.status();
+  uint64_t covered = slot->has_value() ? (*slot)->covered : 0;
+  if (covered != state.entries) {
+    return Status::Corruption(PathsOfHour(options.dir, epoch_hour).heads + ": covers " +
+                              std::to_string(covered) + " of " + std::to_string(state.entries) +
+                              " entries");
+  }
+  if (cached.size() >= max_open_hours) {
+    cached.erase(std::min_element(cached.begin(), cached.end(), [](const auto& a, const auto& b) {
+      return a.second.last_used < b.second.last_used;
+    }));
+  }
+  CachedCells& entry = cached[epoch_hour];
+  entry.cells = std::make_unique<HeadCells>();
+  if (slot->has_value()) *entry.cells = (*slot)->cells;
+  entry.last_used = ++tick;
+  return entry.cells.get();
+}
+
+Status DelayLogStore::Impl::RemoveHour(int64_t epoch_hour) {
+  // The appender's buffered records are delivered by the caller's own statement: drop them.
+  open.erase(epoch_hour);
+  cached.erase(epoch_hour);
+  hours.erase(epoch_hour);
+  HourPaths paths = PathsOfHour(options.dir, epoch_hour);
+  // Data last: an hour is present while its data file exists.
+  Status s = RemoveFile(paths.heads);
+  if (s.ok()) s = RemoveFile(paths.index);
+  if (s.ok()) s = RemoveFile(paths.data);
+  return s;
+}
+
+Result<std::unique_ptr<DelayLogStore>> DelayLogStore::Open(const StoreOptions& options,
+                                                           RecoveryReport* report) {
+  if (options.dir.empty()) return Status::InvalidArgument("store directory is empty");
+  Status s = CreateDirIfMissing(options.dir);
+  if (!s.ok()) return s;
+  std::unique_ptr<DelayLogStore> store(new DelayLogStore());
+  store->impl_ = std::make_unique<Impl>();
+  store->impl_->options = options;
+  store->impl_->max_open_hours = std::max<size_t>(1, options.max_open_hours);
+  RecoveryReport local_report;
+  s = store->impl_->Recover(report != nullptr ? report : &local_report);
+  if (!s.ok()) {
+    store->impl_->closed = true;  // nothing was opened for appending
+    return s.WithContext("open store " + options.dir);
+  }
+  return store;
+}
+
+DelayLogStore::~DelayLogStore() {
+  if (impl_ != nullptr && !impl_->closed) Close();
+}
+
+Status DelayLogStore::Close() {
+  if (impl_->closed)
+    return Status::FailedPrecondition("store " + impl_->options.dir + " is closed");
+  if (!impl_->sync_failure.ok()) {
+    // Nothing more may be claimed durable; recovery at the next Open sorts the files out.
+    impl_->open.clear();
+    impl_->closed = true;
+    return impl_->sync_failure;
+  }
+  Status first_error;
+  for (auto& [hour, appender] : impl_->open) {
+    Status s = appender->Close();
+    if (s.ok()) {
+      impl_->hours[hour] = appender->state();
+    } else if (first_error.ok()) {
+      first_error = s.WithContext("close hour " + HourName(hour));
+    }
+  }
+  if (first_error.ok() && impl_->dir_dirty) first_error = SyncDir(impl_->options.dir);
+  if (first_error.ok()) impl_->durable_sequence = impl_->last_sequence;
+  impl_->open.clear();
+  impl_->closed = true;
+  return first_error;
+}
+
+Result<AppendResult> DelayLogStore::Append(int64_t deliver_at_ms, std::string_view payload) {
+  if (Status usable = impl_->Usable(); !usable.ok()) return usable;
+  if (deliver_at_ms < 0 || deliver_at_ms >= kMaxDeliverAtMs) {
+    return Status::InvalidArgument("deliver_at_ms " + std::to_string(deliver_at_ms) +
+                                   " is outside [0, " + std::to_string(kMaxDeliverAtMs) + ")");
+  }
+  if (payload.size() > impl_->options.max_record_bytes) {
+    return Status::InvalidArgument("record of " + std::to_string(payload.size()) +
+                                   " bytes exceeds max_record_bytes " +
+                                   std::to_string(impl_->options.max_record_bytes));
+  }
+  int64_t hour = HourOfMs(deliver_at_ms);
+  Result<HourAppender*> appender = impl_->AppenderFor(hour);
+  if (!appender.ok()) return appender.status();
+  Result<uint32_t> ordinal = (*appender)->Append(deliver_at_ms, payload);
+  if (!ordinal.ok()) return ordinal.status().WithContext("append to hour " + HourName(hour));
+  AppendResult result;
+  result.second = SecondOfMs(deliver_at_ms);
+  result.ordinal = *ordinal;
+  result.sequence = ++impl_->last_sequence;
+  return result;
+}
+
+Status DelayLogStore::Sync() {
+  if (Status usable = impl_->Usable(); !usable.ok()) return usable;
+  uint64_t covered_sequence = impl_->last_sequence;
+  Status s = impl_->GroupCommit();
+  if (!s.ok()) {
+    impl_->sync_failure = s;
+    return s;
+  }
+  impl_->durable_sequence = covered_sequence;
+  return Status::Ok();
+}
+
+uint64_t DelayLogStore::last_sequence() const { return impl_->last_sequence; }
+uint64_t DelayLogStore::durable_sequence() const { return impl_->durable_sequence; }
+
+Status DelayLogStore::ReadSecond(int64_t epoch_second, std::vector<StoredRecord>* out) {
+  if (Status usable = impl_->Usable(); !usable.ok()) return usable;
+  int64_t hour = HourOfSecond(epoch_second);
+  if (!impl_->hours.contains(hour)) return Status::Ok();
+  if (auto it = impl_->open.find(hour); it != impl_->open.end()) {
+    // Unsynced appends become visible to pread once written to the page cache.
+    HourAppender& appender = *it->second;
+    Status s = appender.Flush();
+    if (!s.ok()) return s;
+    const HeadCell& cell = appender.cells()[SecondInHour(epoch_second)];
+    return ReadSecondChain(appender.index_file(), appender.data_file(), epoch_second, cell,
+                           appender.state().entries, out);
+  }
+  Result<const HeadCells*> cells = impl_->CellsOf(hour);
+  if (!cells.ok()) return cells.status();
+  const HeadCell& cell = (**cells)[SecondInHour(epoch_second)];
+  if (cell.count == 0) return Status::Ok();
+  HourPaths paths = PathsOfHour(impl_->options.dir, hour);
+  Result<PosixFile> index = PosixFile::Open(paths.index, PosixFile::Mode::kReadOnly);
+  if (!index.ok()) return index.status();
+  Result<PosixFile> data = PosixFile::Open(paths.data, PosixFile::Mode::kReadOnly);
+  if (!data.ok()) return data.status();
+  return ReadSecondChain(*index, *data, epoch_second, cell, impl_->hours.at(hour).entries, out);
+}
+
+Result<uint32_t> DelayLogStore::CountInSecond(int64_t epoch_second) {
+  int64_t hour = HourOfSecond(epoch_second);
+  if (!impl_->hours.contains(hour)) return uint32_t{0};
+  Result<const HeadCells*> cells = impl_->CellsOf(hour);
+  if (!cells.ok()) return cells.status();
+  return (**cells)[SecondInHour(epoch_second)].count;
+}
+
+Result<std::optional<int64_t>> DelayLogStore::NextNonEmptySecond(int64_t from_second,
+                                                                 int64_t limit_second) {
+  // Only hours with files are visited; inside an hour, the head table answers.
+  for (auto it = impl_->hours.lower_bound(HourOfSecond(from_second));
+       it != impl_->hours.end() && it->first * kSecondsPerHour < limit_second; ++it) {
+    Result<const HeadCells*> cells = impl_->CellsOf(it->first);
+    if (!cells.ok()) return cells.status();
+    int64_t hour_start = it->first * kSecondsPerHour;
+    int64_t begin = std::max(from_second, hour_start);
+    int64_t end = std::min(limit_second, hour_start + kSecondsPerHour);
+    for (int64_t second = begin; second < end; ++second) {
+      if ((**cells)[second - hour_start].count > 0) return std::optional<int64_t>(second);
+    }
+  }
+  return std::optional<int64_t>();
+}
+
+Status DelayLogStore::DeleteHoursBefore(int64_t deliver_before_ms) {
+  std::vector<int64_t> doomed;
+  for (const auto& [hour, state] : impl_->hours) {
+    if ((hour + 1) * kMsPerHour > deliver_before_ms) break;
+    doomed.push_back(hour);
+  }
+  for (int64_t hour : doomed) {
+    Status s = impl_->RemoveHour(hour);
+    if (!s.ok()) return s.WithContext("delete hour " + HourName(hour));
+  }
+  return doomed.empty() ? Status::Ok() : SyncDir(impl_->options.dir);
+}
+
+std::vector<int64_t> DelayLogStore::Hours() const {
+  std::vector<int64_t> hours;
+  hours.reserve(impl_->hours.size());
+  for (const auto& [hour, state] : impl_->hours) hours.push_back(hour);
+  return hours;
+}
+
+const std::string& DelayLogStore::dir() const { return impl_->options.dir; }
+
+}  // namespace delaybridge::storage

@@ -1,0 +1,155 @@
+#include "storage/hour_appender.h"
+
+#include "storage/heads_file.h"
+
+namespace delaybridge::storage {
+
+HourAppender::HourAppender(std::string dir, int64_t epoch_hour)
+    : dir_(std::move(dir)),
+      epoch_hour_(epoch_hour),
+      paths_(PathsOfHour(dir_, epoch_hour)),
+      cells_(std::make_unique<HeadCells>()) {}
+
+Result<std::unique_ptr<HourAppender>> HourAppender::Create(const std::string& dir,
+                                                           int64_t epoch_hour) {
+  std::unique_ptr<HourAppender> hour(new HourAppender(dir, epoch_hour));
+  Result<PosixFile> data = PosixFile::Open(hour->paths_.data, PosixFile::Mode::kCreateReadWrite);
+  if (!data.ok()) return data.status();
+  Result<PosixFile> index = PosixFile::Open(hour->paths_.index, PosixFile::Mode::kCreateReadWrite);
+  if (!index.ok()) return index.status();
+  hour->data_ = std::move(*data);
+  hour->index_ = std::move(*index);
+  // Truncating first makes Create safe over leftovers of an hour deleted by retention.
+  Status s = hour->data_.Truncate(0);
+  if (s.ok()) s = hour->index_.Truncate(0);
+  if (s.ok()) s = hour->data_.WriteAt(0, EncodeFileHeader(kDataMagic, epoch_hour));
+  if (s.ok()) s = hour->index_.WriteAt(0, EncodeFileHeader(kIndexMagic, epoch_hour));
+  if (s.ok()) s = RemoveFile(hour->paths_.heads);
+  if (!s.ok()) return s;
+  hour->data_written_ = hour->data_bytes_ = kFileHeaderSize;
+  hour->index_written_ = kFileHeaderSize;
+  hour->dirty_ = true;
+  return hour;
+}
+
+Result<std::unique_ptr<HourAppender>> HourAppender::Reopen(const std::string& dir,
+                                                           int64_t epoch_hour,
+                                                           const HourState& state) {
+  std::unique_ptr<HourAppender> hour(new HourAppender(dir, epoch_hour));
+  Result<PosixFile> data = PosixFile::Open(hour->paths_.data, PosixFile::Mode::kReadWrite);
+  if (!data.ok()) return data.status();
+  Result<PosixFile> index = PosixFile::Open(hour->paths_.index, PosixFile::Mode::kReadWrite);
+  if (!index.ok()) return index.status();
+  hour->data_ = std::move(*data);
+  hour->index_ = std::move(*index);
+  hour->data_written_ = hour->data_bytes_ = state.data_bytes;
+  hour->entries_ = state.entries;
+  hour->index_written_ = IndexEntryOffset(state.entries);
+  Result<std::optional<HeadsSlot>> slot = LoadHeads(hour->paths_.heads, epoch_hour);
+  if (!slot.ok()) return slot.status();
+  uint64_t covered = slot->has_value() ? (*slot)->covered : 0;
+  if (covered != state.entries) {
+    return Status::Corruption(hour->paths_.heads + ": head table does not cover the " +
+                              std::to_string(state.entries) +
+                              " entries of the index; reopen the store to rebuild it");
+  }
+  if (slot->has_value()) {
+    *hour->cells_ = (*slot)->cells;
+    hour->heads_generation_ = (*slot)->generation;
+  }
+  hour->heads_covered_ = covered;
+  return hour;
+}
+
+Result<uint32_t> HourAppender::Append(int64_t deliver_at_ms, std::string_view payload) {
+  if (entries_ >= kMaxEntriesPerHour) {
+    return Status::FailedPrecondition(paths_.index + ": hour is full (" + std::to_string(entries_) +
+                                      " entries)");
+  }
+  RecordHeader header{static_cast<uint32_t>(payload.size()), 0, deliver_at_ms};
+  header.crc = RecordCrc(header.length, deliver_at_ms, payload);
+  char header_bytes[kRecordHeaderSize];
+  EncodeRecordHeader(header, header_bytes);
+  std::string_view header_view(header_bytes, kRecordHeaderSize);
+  uint64_t log_offset = data_bytes_;
+  if (kRecordHeaderSize + payload.size() > kWriteBufferBytes) {
+    // Large records bypass the buffer so it never grows past its bound.
+    Status s = Flush();
+    if (s.ok()) s = data_.WriteAt2(data_written_, header_view, payload);
+    if (!s.ok()) return s;
+    data_written_ += kRecordHeaderSize + payload.size();
+  } else {
+    data_buffer_.append(header_view).append(payload);
+  }
+  data_bytes_ += kRecordHeaderSize + payload.size();
+
+  HeadCell& cell = (*cells_)[SecondInHour(SecondOfMs(deliver_at_ms))];
+  IndexEntry entry{deliver_at_ms, log_offset, header.length, header.crc, cell.head};
+  char entry_bytes[kIndexEntrySize];
+  EncodeIndexEntry(entry, entry_bytes);
+  index_buffer_.append(entry_bytes, kIndexEntrySize);
+  uint32_t ordinal = cell.count;
+  cell.head = static_cast<uint32_t>(entries_);
+  cell.count += 1;
+  entries_ += 1;
+  dirty_ = true;
+
+  if (data_buffer_.size() >= kWriteBufferBytes || index_buffer_.size() >= kIndexBufferBytes) {
+    Status s = Flush();
+    if (!s.ok()) return s;
+  }
+  return ordinal;
+}
+
+Status HourAppender::Flush() {
+  // Data before index, so that a crash of this process never leaves an entry in the page
+  // cache whose record is missing. Positional writes make a retry after an error idempotent.
+  if (!data_buffer_.empty()) {
+    Status s = data_.WriteAt(data_written_, data_buffer_);
+    if (!s.ok()) return s;
+    data_written_ += data_buffer_.size();
+    data_buffer_.clear();
+  }
+  if (!index_buffer_.empty()) {
+    Status s = index_.WriteAt(index_written_, index_buffer_);
+    if (!s.ok()) return s;
+    index_written_ += index_buffer_.size();
+    index_buffer_.clear();
+  }
+  return Status::Ok();
+}
+
+Status HourAppender::SyncData() {
+  Status s = Flush();
+  if (s.ok()) s = data_.DataSync();
+  return s;
+}
+
+Status HourAppender::SyncIndex() {
+  Status s = index_.DataSync();
+  if (s.ok()) dirty_ = false;
+  return s;
+}
+
+Status HourAppender::SaveHeadsIfDue(bool force) {
+  uint64_t uncovered = entries_ - heads_covered_;
+  if (uncovered == 0 || (!force && uncovered < kHeadsSaveEveryEntries)) return Status::Ok();
+  HeadsSlot slot;
+  slot.generation = heads_generation_ + 1;
+  slot.covered = entries_;
+  slot.cells = *cells_;
+  Status s = SaveHeads(dir_, paths_.heads, epoch_hour_, slot);
+  if (!s.ok()) return s;
+  heads_generation_ = slot.generation;
+  heads_covered_ = slot.covered;
+  return Status::Ok();
+}
+
+Status HourAppender::Close() {
+  Status s = SyncData();
+  if (s.ok()) s = SyncIndex();
+  if (s.ok()) s = SaveHeadsIfDue(/*force=*/true);
+  return s;
+}
+
+}  // namespace delaybridge::storage

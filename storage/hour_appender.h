@@ -1,0 +1,79 @@
+// HourAppender: the open append handle of one delivery hour. It buffers records and index
+// entries in user space, keeps the hour's head table in memory, and performs its share of a
+// group commit (docs/storage-format.md "Writing and the sync order"). DelayLogStore keeps at
+// most max_open_hours of them (LRU). Thread-safety: one owner thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "storage/format.h"
+#include "storage/hour_files.h"
+#include "storage/posix_file.h"
+
+namespace delaybridge::storage {
+
+// What survives of an hour between appenders: enough to reopen it.
+struct HourState {
+  uint64_t entries = 0;           // index entries
+  uint64_t data_bytes = 0;        // data file size, header included
+  uint64_t heads_generation = 0;  // generation of the last saved heads slot (0: none)
+};
+
+class HourAppender {
+ public:
+  // Creates the files of a new hour (headers written, not yet synced: the caller must fsync
+  // the directory before claiming durability).
+  static Result<std::unique_ptr<HourAppender>> Create(const std::string& dir, int64_t epoch_hour);
+  // Reopens an existing hour whose saved head table covers every entry (the invariant of an
+  // hour that is not open; see the format doc). Rebuilds the table from the index otherwise.
+  static Result<std::unique_ptr<HourAppender>> Reopen(const std::string& dir, int64_t epoch_hour,
+                                                      const HourState& state);
+
+  // Appends one record; returns its ordinal in its second. deliver_at_ms must be in this hour.
+  Result<uint32_t> Append(int64_t deliver_at_ms, std::string_view payload);
+
+  // write()s the buffers, data first.
+  Status Flush();
+  // Group commit steps, in this order across all hours: SyncData, SyncIndex, SaveHeadsIfDue.
+  Status SyncData();
+  Status SyncIndex();
+  // Saves the head table when kHeadsSaveEveryEntries entries are not covered, or when force
+  // and anything is not covered. Only valid right after SyncIndex.
+  Status SaveHeadsIfDue(bool force);
+  // Flushes, syncs data and index, saves the head table: the hour may then be forgotten.
+  Status Close();
+
+  bool dirty() const { return dirty_; }
+  const HeadCells& cells() const { return *cells_; }
+  HourState state() const { return {entries_, data_bytes_, heads_generation_}; }
+  const PosixFile& data_file() const { return data_; }
+  const PosixFile& index_file() const { return index_; }
+  uint64_t last_used() const { return last_used_; }
+  void set_last_used(uint64_t tick) { last_used_ = tick; }
+
+ private:
+  HourAppender(std::string dir, int64_t epoch_hour);
+
+  std::string dir_;
+  int64_t epoch_hour_;
+  HourPaths paths_;
+  PosixFile data_;
+  PosixFile index_;
+  std::string data_buffer_;     // bytes after data_written_
+  std::string index_buffer_;    // bytes after index_written_
+  uint64_t data_written_ = 0;   // data file bytes handed to write()
+  uint64_t index_written_ = 0;  // index file bytes handed to write()
+  uint64_t data_bytes_ = 0;     // data_written_ + buffered
+  uint64_t entries_ = 0;
+  std::unique_ptr<HeadCells> cells_;
+  uint64_t heads_generation_ = 0;
+  uint64_t heads_covered_ = 0;
+  bool dirty_ = false;  // appended or created since the last SyncIndex
+  uint64_t last_used_ = 0;
+};
+
+}  // namespace delaybridge::storage

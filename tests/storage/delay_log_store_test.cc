@@ -1,0 +1,218 @@
+// DelayLogStore as the bridge uses it: append, group commit, read a second, reopen, retention.
+#include "storage/delay_log_store.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "storage/coding.h"
+#include "storage/crc32c.h"
+#include "storage/format.h"
+#include "tests/storage/temp_dir.h"
+
+namespace delaybridge::storage {
+namespace {
+
+using testing::TempDir;
+
+constexpr int64_t kHourMs = 3'600'000;
+constexpr int64_t kBaseMs = 1'795'363'200'000;  // 2026-11-22T16:00:00Z
+
+std::unique_ptr<DelayLogStore> OpenStore(const std::string& dir, size_t max_open_hours = 64,
+                                         RecoveryReport* report = nullptr) {
+  StoreOptions options;
+  options.dir = dir;
+  options.max_open_hours = max_open_hours;
+  Result<std::unique_ptr<DelayLogStore>> store = DelayLogStore::Open(options, report);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return store.ok() ? std::move(store).value() : nullptr;
+}
+
+std::vector<StoredRecord> Read(DelayLogStore* store, int64_t second) {
+  std::vector<StoredRecord> out;
+  Status s = store->ReadSecond(second, &out);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return out;
+}
+
+TEST(DelayLogStoreTest, ReadsASecondInArrivalOrderBeforeAndAfterSync) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  int64_t second = kBaseMs / 1000 + 10;
+  for (int i = 0; i < 5; ++i) {
+    Result<AppendResult> r =
+        store->Append(second * 1000 + 900 - i * 100, "rec" + std::to_string(i));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->second, second);
+    EXPECT_EQ(r->ordinal, static_cast<uint32_t>(i));
+    EXPECT_EQ(r->sequence, static_cast<uint64_t>(i + 1));
+  }
+  ASSERT_TRUE(store->Append(second * 1000 + 1000, "next second").ok());
+  EXPECT_EQ(store->durable_sequence(), 0u);
+  EXPECT_EQ(store->last_sequence(), 6u);
+
+  std::vector<StoredRecord> before_sync = Read(store.get(), second);
+  ASSERT_EQ(before_sync.size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(before_sync[i].payload, "rec" + std::to_string(i));
+    EXPECT_EQ(before_sync[i].ordinal, static_cast<uint32_t>(i));
+    EXPECT_EQ(before_sync[i].deliver_at_ms, second * 1000 + 900 - i * 100);
+  }
+  ASSERT_TRUE(store->Sync().ok());
+  EXPECT_EQ(store->durable_sequence(), 6u);
+  EXPECT_EQ(Read(store.get(), second).size(), 5u);
+  EXPECT_EQ(store->CountInSecond(second).value(), 5u);
+  EXPECT_EQ(store->CountInSecond(second + 1).value(), 1u);
+  EXPECT_EQ(store->CountInSecond(second + 2).value(), 0u);
+}
+
+TEST(DelayLogStoreTest, SurvivesReopenWithEverythingReadable) {
+  TempDir dir;
+  int64_t second = kBaseMs / 1000;
+  {
+    auto store = OpenStore(dir.path());
+    for (int i = 0; i < 100; ++i) {
+      ASSERT_TRUE(store->Append(kBaseMs + (i % 7) * 1000 + i, std::string(i, 'a' + i % 26)).ok());
+    }
+    ASSERT_TRUE(store->Sync().ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  RecoveryReport report;
+  auto store = OpenStore(dir.path(), 64, &report);
+  EXPECT_TRUE(report.problems.empty());
+  EXPECT_EQ(report.hours, 1u);
+  EXPECT_EQ(report.records, 100u);
+  EXPECT_EQ(store->durable_sequence(), 0u);  // sequences restart for each Open
+  size_t total = 0;
+  for (int s = 0; s < 7; ++s) {
+    std::vector<StoredRecord> records = Read(store.get(), second + s);
+    for (size_t k = 0; k < records.size(); ++k) {
+      EXPECT_EQ(records[k].ordinal, k);
+      int i = static_cast<int>(records[k].deliver_at_ms - kBaseMs - s * 1000);
+      EXPECT_EQ(records[k].payload, std::string(i, 'a' + i % 26));
+    }
+    total += records.size();
+  }
+  EXPECT_EQ(total, 100u);
+  // Appending after reopen continues the chains.
+  Result<AppendResult> r = store->Append(kBaseMs + 5, "after reopen");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->ordinal, 15u);
+  EXPECT_EQ(Read(store.get(), second).back().payload, "after reopen");
+}
+
+TEST(DelayLogStoreTest, AppendsAnywhereWithFewOpenHours) {
+  TempDir dir;
+  auto store = OpenStore(dir.path(), /*max_open_hours=*/2);
+  for (int round = 0; round < 3; ++round) {
+    for (int h = 0; h < 6; ++h) {
+      Result<AppendResult> r = store->Append(kBaseMs + h * kHourMs + 1500, "h" + std::to_string(h));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_EQ(r->ordinal, static_cast<uint32_t>(round));
+    }
+  }
+  ASSERT_TRUE(store->Sync().ok());
+  EXPECT_EQ(store->Hours().size(), 6u);
+  for (int h = 0; h < 6; ++h) {
+    std::vector<StoredRecord> records = Read(store.get(), (kBaseMs + h * kHourMs) / 1000 + 1);
+    ASSERT_EQ(records.size(), 3u);
+    for (const StoredRecord& record : records) EXPECT_EQ(record.payload, "h" + std::to_string(h));
+  }
+}
+
+TEST(DelayLogStoreTest, NextNonEmptySecondSkipsEmptyHoursAndSeconds) {
+  TempDir dir;
+  auto store = OpenStore(dir.path(), 1);
+  int64_t first = kBaseMs / 1000 + 100;
+  int64_t far = first + 24 * 3600 * 200;  // 200 days later
+  ASSERT_TRUE(store->Append(first * 1000, "a").ok());
+  ASSERT_TRUE(store->Append(far * 1000 + 999, "b").ok());
+  ASSERT_TRUE(store->Sync().ok());
+  EXPECT_EQ(store->NextNonEmptySecond(0, first).value(), std::nullopt);
+  EXPECT_EQ(store->NextNonEmptySecond(0, first + 1).value(), first);
+  EXPECT_EQ(store->NextNonEmptySecond(first + 1, far + 10).value(), far);
+  EXPECT_EQ(store->NextNonEmptySecond(far + 1, far + 100000).value(), std::nullopt);
+}
+
+TEST(DelayLogStoreTest, RejectsBadInputWithoutSideEffects) {
+  TempDir dir;
+  StoreOptions options;
+  options.dir = dir.path();
+  options.max_record_bytes = 10;
+  auto store = std::move(DelayLogStore::Open(options, nullptr)).value();
+  EXPECT_EQ(store->Append(-1, "x").status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(store->Append(kMaxDeliverAtMs, "x").status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(store->Append(kBaseMs, std::string(11, 'x')).status().code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(store->last_sequence(), 0u);
+  EXPECT_TRUE(store->Hours().empty());
+  EXPECT_TRUE(store->Append(kBaseMs, std::string(10, 'x')).ok());
+  EXPECT_TRUE(store->Append(0, "").ok());
+  EXPECT_TRUE(store->Append(kMaxDeliverAtMs - 1, "").ok());
+}
+
+TEST(DelayLogStoreTest, DeleteHoursBeforeRemovesWholeHoursOnly) {
+  TempDir dir;
+  auto store = OpenStore(dir.path(), 2);
+  for (int h = 0; h < 4; ++h) ASSERT_TRUE(store->Append(kBaseMs + h * kHourMs, "x").ok());
+  ASSERT_TRUE(store->Sync().ok());
+  // Hour 1 is only partly before the cut: it stays.
+  ASSERT_TRUE(store->DeleteHoursBefore(kBaseMs + kHourMs + 1).ok());
+  std::vector<int64_t> hours = store->Hours();
+  ASSERT_EQ(hours.size(), 3u);
+  EXPECT_EQ(hours.front(), kBaseMs / kHourMs + 1);
+  ASSERT_TRUE(store->Close().ok());
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    EXPECT_EQ(e.path().filename().string().find("2026-11-22T16"), std::string::npos);
+    ++files;
+  }
+  EXPECT_EQ(files, 9u);  // 3 hours x (log, idx, heads)
+  auto reopened = OpenStore(dir.path());
+  EXPECT_EQ(reopened->Hours().size(), 3u);
+  // A deleted hour can be appended to again: it starts empty.
+  ASSERT_TRUE(reopened->Append(kBaseMs, "again").ok());
+  EXPECT_EQ(Read(reopened.get(), kBaseMs / 1000).size(), 1u);
+}
+
+TEST(DelayLogStoreTest, LargeRecordsBypassTheBufferIntact) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  std::string big(3 * 1024 * 1024 + 7, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 31);
+  ASSERT_TRUE(store->Append(kBaseMs, "small before").ok());
+  ASSERT_TRUE(store->Append(kBaseMs + 1, big).ok());
+  ASSERT_TRUE(store->Append(kBaseMs + 2, "small after").ok());
+  std::vector<StoredRecord> records = Read(store.get(), kBaseMs / 1000);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].payload, "small before");
+  EXPECT_TRUE(records[1].payload == big);
+  EXPECT_EQ(records[2].payload, "small after");
+}
+
+TEST(DelayLogStoreTest, OpenFailsClearlyOnAFileFromANewerVersion) {
+  TempDir dir;
+  {
+    auto store = OpenStore(dir.path());
+    ASSERT_TRUE(store->Append(kBaseMs, "x").ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  std::string path = dir.path() + "/2026-11-22T16.log";
+  std::string header = EncodeFileHeader(kDataMagic, kBaseMs / kHourMs);
+  // Signed correctly, so that only the version is wrong.
+  EncodeFixed32(header.data() + 4, kFormatVersion + 1);
+  EncodeFixed32(header.data() + 16, crc32c::Value(header.data(), 16));
+  FILE* f = std::fopen(path.c_str(), "r+b");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(header.data(), 1, header.size(), f);
+  std::fclose(f);
+  StoreOptions options;
+  options.dir = dir.path();
+  Result<std::unique_ptr<DelayLogStore>> store = DelayLogStore::Open(options, nullptr);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find("2026-11-22T16.log"), std::string::npos);
+  EXPECT_NE(store.status().message().find("newer"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace delaybridge::storage
