@@ -1,6 +1,7 @@
 #include "core/timing_wheel.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
@@ -12,7 +13,14 @@ using wheel::kSlotBits;
 using wheel::kSlotsPerLevel;
 
 TimingWheel::TimingWheel(int64_t tick_ms, int64_t start_ms)
-    : tick_ms_(tick_ms), start_ms_(start_ms), now_ms_(start_ms), elapsed_ticks_(0) {
+    : tick_ms_(tick_ms),
+      // Power-of-two ticks (1 ms above all) divide with a shift: schedule() is hot.
+      tick_shift_(tick_ms > 0 && std::has_single_bit(static_cast<uint64_t>(tick_ms))
+                      ? std::countr_zero(static_cast<uint64_t>(tick_ms))
+                      : -1),
+      start_ms_(start_ms),
+      now_ms_(start_ms),
+      elapsed_ticks_(0) {
   if (tick_ms < 1) {
     // A constructor cannot return a Status; create() is the checked path.
     std::fprintf(stderr, "TimingWheel: tick_ms must be >= 1, got %lld\n",
@@ -80,8 +88,7 @@ uint64_t TimingWheel::tick_for(int64_t deadline_ms) const {
   // overflows int64_t.
   const uint64_t since_start_ms =
       static_cast<uint64_t>(deadline_ms) - static_cast<uint64_t>(start_ms_);
-  const uint64_t tick =
-      tick_ms_ == 1 ? since_start_ms : since_start_ms / static_cast<uint64_t>(tick_ms_);
+  const uint64_t tick = ticks_in(since_start_ms);
   // A tick already passed (overdue, or earlier in an advance() that is running) joins the
   // current tick, which is the next one to fire.
   return std::max(tick, elapsed_ticks_);
@@ -154,6 +161,10 @@ uint32_t TimingWheel::allocate() {
     free_head_ = entries_[index].next;
     return index;
   }
+  return grow_slab();
+}
+
+uint32_t TimingWheel::grow_slab() {
   if (entries_.size() == entries_.capacity()) {
     // 1.5x instead of the library's 2x keeps a pending timer at <= 48 bytes.
     entries_.reserve(std::max<size_t>(64, entries_.capacity() + entries_.capacity() / 2));
@@ -164,31 +175,6 @@ uint32_t TimingWheel::allocate() {
   }
   entries_.push_back(Entry{0, 0, kNil, kNil, 0, kFreeList});
   return static_cast<uint32_t>(entries_.size() - 1);
-}
-
-void TimingWheel::release(uint32_t index) {
-  Entry& entry = entries_[index];
-  ++entry.generation;
-  entry.list = kFreeList;
-  entry.prev = kNil;
-  entry.next = free_head_;
-  free_head_ = index;
-  --size_;
-}
-
-void TimingWheel::begin_advance(int64_t now_ms) {
-  assert(!advancing_ && "advance() called from on_expire");
-  advancing_ = true;
-  now_ms_ = std::max(now_ms_, now_ms);
-  const uint64_t since_start_ms = static_cast<uint64_t>(now_ms_) - static_cast<uint64_t>(start_ms_);
-  target_ticks_ = since_start_ms / static_cast<uint64_t>(tick_ms_);
-}
-
-uint32_t TimingWheel::pop_current_tick() {
-  const uint32_t list = wheel::slot_for(elapsed_ticks_, 0);
-  const uint32_t index = heads_[list];
-  if (index != kNil) unlink(index);
-  return index;
 }
 
 void TimingWheel::keep_for_later(uint32_t index) { link_back(kKeptList, index); }
@@ -202,8 +188,8 @@ void TimingWheel::restore_kept() {
   }
 }
 
-bool TimingWheel::step_to_next_tick() {
-  for (int level = 0; level < wheel::kLevels; ++level) {
+bool TimingWheel::step_to_coarse_slot() {
+  for (int level = 1; level < wheel::kLevels; ++level) {
     const int slot =
         wheel::next_occupied_slot_after(occupied_[level], wheel::slot_for(elapsed_ticks_, level));
     if (slot < 0) continue;
@@ -211,7 +197,7 @@ bool TimingWheel::step_to_next_tick() {
     const uint64_t start_tick = wheel::slot_start_tick(elapsed_ticks_, level, slot);
     if (start_tick > target_ticks_) break;
     elapsed_ticks_ = start_tick;
-    if (level > 0) cascade(static_cast<uint32_t>(level) * kSlotsPerLevel + slot);
+    cascade(static_cast<uint32_t>(level) * kSlotsPerLevel + slot);
     return true;
   }
   elapsed_ticks_ = target_ticks_;
@@ -227,7 +213,5 @@ void TimingWheel::cascade(uint32_t list) {
     insert(index);
   }
 }
-
-void TimingWheel::end_advance() { advancing_ = false; }
 
 }  // namespace delaybridge

@@ -4,7 +4,9 @@
 // Thread-safety: none. One owner thread calls every method.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -102,10 +104,8 @@ class TimingWheel {
   size_t size() const { return size_; }  // pending timers
   bool empty() const { return size() == 0; }
   int64_t tick_ms() const { return tick_ms_; }
-  int64_t now_ms() const {
-    return now_ms_;
-  }  // the wheel's current time (start_ms, then the
-     // last advance)
+  // The wheel's current time: start_ms, then the latest advance() target.
+  int64_t now_ms() const { return now_ms_; }
 
   // Pre-sizes the slab for `timers` pending timers, so schedule() never allocates below that.
   void reserve(size_t timers);
@@ -142,21 +142,29 @@ class TimingWheel {
   void link_back(uint32_t list, uint32_t index);
   void unlink(uint32_t index);
   uint32_t allocate();
+  [[gnu::noinline]] uint32_t grow_slab();  // allocate() when the free list is empty
+  // Whole ticks in a duration.
+  uint64_t ticks_in(uint64_t duration_ms) const {
+    return tick_shift_ >= 0 ? duration_ms >> tick_shift_
+                            : duration_ms / static_cast<uint64_t>(tick_ms_);
+  }
   void release(uint32_t index);
 
   // advance() steps, in the order the template calls them.
   void begin_advance(int64_t now_ms);
   uint32_t pop_current_tick();  // the next timer of the current tick's slot, or kNil
   void keep_for_later(uint32_t index);
-  void restore_kept();
+  void restore_kept();  // links the kept timers back into the current tick's slot
   // Moves elapsed_ticks_ to the next occupied tick <= the advance target, cascading coarse
   // slots on the way; returns false (and moves to the target) when there is none.
   bool step_to_next_tick();
+  bool step_to_coarse_slot();  // step_to_next_tick() when level 0 is empty ahead
   // Re-inserts every timer of a coarse slot whose first tick is now the current tick.
   void cascade(uint32_t list);
   void end_advance();
 
   int64_t tick_ms_;
+  int tick_shift_;             // log2(tick_ms_) when tick_ms_ is a power of two, else -1
   int64_t start_ms_;           // tick 0 begins here
   int64_t now_ms_;             // last advance() target, or start_ms_
   uint64_t elapsed_ticks_;     // the current tick; every pending timer's tick is >= it
@@ -193,10 +201,58 @@ size_t TimingWheel::advance(int64_t now_ms, OnExpire&& on_expire) {
       on_expire(payload, deadline_ms);
       ++fired;
     }
-    restore_kept();
+    if (heads_[kKeptList] != kNil) restore_kept();
   } while (step_to_next_tick());
   end_advance();
   return fired;
 }
+
+// The small steps of advance() live here so they inline into every advance() instantiation.
+
+inline void TimingWheel::begin_advance(int64_t now_ms) {
+  assert(!advancing_ && "advance() called from on_expire");
+  advancing_ = true;
+  now_ms_ = std::max(now_ms_, now_ms);
+  const uint64_t since_start_ms = static_cast<uint64_t>(now_ms_) - static_cast<uint64_t>(start_ms_);
+  target_ticks_ = ticks_in(since_start_ms);
+}
+
+inline bool TimingWheel::step_to_next_tick() {
+  const int slot =
+      wheel::next_occupied_slot_after(occupied_[0], wheel::slot_for(elapsed_ticks_, 0));
+  if (slot < 0) return step_to_coarse_slot();
+  // A timer later in level 0 is the earliest of all: no coarse slot can come before it.
+  const uint64_t tick = wheel::slot_start_tick(elapsed_ticks_, 0, static_cast<uint32_t>(slot));
+  elapsed_ticks_ = std::min(tick, target_ticks_);
+  return tick <= target_ticks_;
+}
+
+inline uint32_t TimingWheel::pop_current_tick() {
+  const uint32_t list = wheel::slot_for(elapsed_ticks_, 0);
+  const uint32_t index = heads_[list];
+  if (index == kNil) return kNil;
+  // unlink() of a list head, spelled out for the hot path.
+  const uint32_t next = entries_[index].next;
+  heads_[list] = next;
+  if (next == kNil) {
+    tails_[list] = kNil;
+    occupied_[0] &= ~(uint64_t{1} << list);
+  } else {
+    entries_[next].prev = kNil;
+  }
+  return index;
+}
+
+inline void TimingWheel::release(uint32_t index) {
+  Entry& entry = entries_[index];
+  ++entry.generation;
+  entry.list = kFreeList;
+  entry.prev = kNil;
+  entry.next = free_head_;
+  free_head_ = index;
+  --size_;
+}
+
+inline void TimingWheel::end_advance() { advancing_ = false; }
 
 }  // namespace delaybridge
