@@ -1,0 +1,67 @@
+// BridgeConfig: the bridge's configuration as loaded from config.yaml, validated in full
+// before anything starts. Every error names the key's path, e.g.
+//   wheel.tick_ms: must be a positive integer, got "abc"
+// The keys, their defaults and their meaning are documented in docs/configuration.md.
+//
+// Thread-safety: plain values; parse once, then share read-only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "plugin/log.h"
+
+namespace delaybridge::plugin {
+
+// The value of kafka."bootstrap.servers" that starts an in-process broker.
+inline constexpr const char* kEmbeddedBootstrap = "embedded";
+
+struct BridgeConfig {
+  // Passed verbatim to the librdkafka consumer and producer (bootstrap.servers included,
+  // unless it is "embedded").
+  std::map<std::string, std::string> kafka;
+  bool embedded = false;  // kafka."bootstrap.servers" == "embedded"
+
+  std::map<std::string, std::string> routes;  // delay topic -> default target topic
+  std::set<std::string> allowed_targets;      // topics x-target-topic may name
+  std::string dead_letter_topic;
+  std::string group_id = "delaybridge";
+
+  std::string storage_dir;
+  int64_t sync_interval_ms = 5;  // group commit period: Sync() then commit source offsets
+  size_t max_open_hours = 64;    // per store: hour files held open for appending
+
+  int64_t tick_ms = 1;
+  int64_t preload_seconds = 5;
+  size_t max_preloaded_records = 1'000'000;  // soft bound on records held in memory
+  int64_t checkpoint_interval_ms = 100;      // how often moved checkpoints are persisted
+
+  int64_t max_delay_ms = 3650LL * 24 * 3600 * 1000;
+  uint32_t max_record_bytes = 1024 * 1024;  // key + value + headers of one record
+
+  int embedded_partitions = 4;  // partitions of each topic the embedded broker creates
+  LogLevel log_level = LogLevel::kInfo;
+  int64_t stats_interval_s = 30;
+
+  // Every topic the bridge writes to: route targets, allowed targets, dead-letter topic.
+  std::set<std::string> OutputTopics() const;
+};
+
+// Parses a duration: an unsigned integer followed by ms, s, m, h or d ("500ms", "3650d").
+Result<int64_t> ParseDurationMs(std::string_view text);
+
+// Parses and validates YAML text; errors carry the key path.
+Result<BridgeConfig> ParseConfig(const std::string& yaml_text);
+
+// Reads and parses a file; errors are prefixed with the file name.
+Result<BridgeConfig> LoadConfigFile(const std::string& path);
+
+// One line per setting, for the start-up log. Values of kafka keys that look secret
+// (sasl.password, ssl.key.password, ...) are masked.
+std::string DescribeConfig(const BridgeConfig& config);
+
+}  // namespace delaybridge::plugin

@@ -1,0 +1,102 @@
+#include "plugin/delay_headers.h"
+
+#include <charconv>
+#include <limits>
+
+namespace delaybridge::plugin {
+
+namespace {
+
+const HeaderView* LastHeader(const std::vector<HeaderView>& headers, std::string_view name) {
+  const HeaderView* found = nullptr;
+  for (const auto& h : headers) {
+    if (h.name == name) found = &h;
+  }
+  return found;
+}
+
+std::string Shown(std::string_view value) {
+  constexpr size_t kMaxShown = 64;  // keep the reason readable for a huge garbage value
+  if (value.size() <= kMaxShown) return "\"" + std::string(value) + "\"";
+  return "\"" + std::string(value.substr(0, kMaxShown)) + "...\"";
+}
+
+// Parses a header value as a signed decimal int64: digits with an optional leading '-'.
+// Returns the value or the reason it is not one.
+std::variant<int64_t, std::string> ParseDecimal(const HeaderView& header) {
+  const std::string name(header.name);
+  if (!header.value) return name + ": null value, expected decimal milliseconds";
+  const std::string_view text = *header.value;
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    return name + ": " + Shown(text) + " overflows a 64-bit millisecond count";
+  }
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+    return name + ": " + Shown(text) + " is not a decimal integer";
+  }
+  return value;
+}
+
+// Resolves the requested delivery time, or the reason it is invalid.
+std::variant<int64_t, std::string> ResolveDeliverAt(const std::vector<HeaderView>& headers,
+                                                    std::optional<int64_t> record_timestamp_ms,
+                                                    int64_t now_ms, int64_t max_delay_ms) {
+  if (const HeaderView* at = LastHeader(headers, kDeliverAtHeader)) {
+    auto parsed = ParseDecimal(*at);
+    if (auto* reason = std::get_if<std::string>(&parsed)) return *reason;
+    const int64_t deliver_at_ms = std::get<int64_t>(parsed);
+    if (deliver_at_ms < 0) return "x-deliver-at: negative epoch milliseconds " + Shown(*at->value);
+    if (deliver_at_ms > now_ms && deliver_at_ms - now_ms > max_delay_ms) {
+      return "x-deliver-at: " + std::to_string(deliver_at_ms) + " is " +
+             std::to_string(deliver_at_ms - now_ms) + " ms ahead, over max_delay " +
+             std::to_string(max_delay_ms) + " ms";
+    }
+    return deliver_at_ms;
+  }
+  if (const HeaderView* delay = LastHeader(headers, kDelayHeader)) {
+    auto parsed = ParseDecimal(*delay);
+    if (auto* reason = std::get_if<std::string>(&parsed)) return *reason;
+    const int64_t delay_ms = std::get<int64_t>(parsed);
+    if (delay_ms < 0) return "x-delay: negative delay " + Shown(*delay->value);
+    if (delay_ms > max_delay_ms) {
+      return "x-delay: " + std::to_string(delay_ms) + " ms is over max_delay " +
+             std::to_string(max_delay_ms) + " ms";
+    }
+    const int64_t base_ms = record_timestamp_ms.value_or(now_ms);
+    if (base_ms > std::numeric_limits<int64_t>::max() - delay_ms) {
+      return "x-delay: timestamp " + std::to_string(base_ms) + " + " + std::to_string(delay_ms) +
+             " ms overflows";
+    }
+    return base_ms + delay_ms;
+  }
+  return now_ms;  // no delay header: deliver now
+}
+
+}  // namespace
+
+bool IsDelayControlHeader(std::string_view name) {
+  return name == kDelayHeader || name == kDeliverAtHeader || name == kTargetTopicHeader;
+}
+
+DelayParse ParseDelayHeaders(const std::vector<HeaderView>& headers,
+                             std::optional<int64_t> record_timestamp_ms, int64_t now_ms,
+                             const std::string& default_target, const DelayPolicy& policy) {
+  auto when = ResolveDeliverAt(headers, record_timestamp_ms, now_ms, policy.max_delay_ms);
+  if (auto* reason = std::get_if<std::string>(&when)) return *reason;
+
+  DelayRequest request;
+  request.deliver_at_ms = std::max(std::get<int64_t>(when), now_ms);  // past means now
+  request.target_topic = default_target;
+  if (const HeaderView* target = LastHeader(headers, kTargetTopicHeader)) {
+    if (!target->value) return std::string("x-target-topic: null value");
+    const std::string topic(*target->value);
+    if (!policy.allowed_targets->count(topic)) {
+      return "x-target-topic: " + Shown(topic) + " is not in allowed_targets";
+    }
+    request.target_topic = topic;
+  }
+  return request;
+}
+
+}  // namespace delaybridge::plugin

@@ -1,0 +1,59 @@
+// Delay headers: turns the producer-side headers of a record in a delay topic into the time it
+// must be delivered and the topic it goes to, or into the reason it cannot be accepted (the
+// reason becomes the dead-letter record's x-delay-error header).
+//
+//   x-delay: <decimal ms>          delay counted from the record's Kafka timestamp
+//                                  (from now when the record has no timestamp)
+//   x-deliver-at: <decimal epoch ms>  absolute time; wins when both are present
+//   x-target-topic: <topic>        destination; must be listed in allowed_targets
+//
+// No header means "deliver now"; a time in the past means "deliver now". When a header appears
+// more than once the last one counts (as Java's Headers.lastHeader()).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace delaybridge::plugin {
+
+inline constexpr std::string_view kDelayHeader = "x-delay";
+inline constexpr std::string_view kDeliverAtHeader = "x-deliver-at";
+inline constexpr std::string_view kTargetTopicHeader = "x-target-topic";
+inline constexpr std::string_view kDelayErrorHeader = "x-delay-error";
+inline constexpr std::string_view kDelaySourceHeader = "x-delay-source";
+
+// True for the three headers the bridge consumes (they are not passed on to the target).
+bool IsDelayControlHeader(std::string_view name);
+
+struct HeaderView {
+  std::string_view name;
+  std::optional<std::string_view> value;  // nullopt: a header with a null value
+};
+
+struct DelayPolicy {
+  int64_t max_delay_ms = 0;
+  const std::set<std::string>* allowed_targets = nullptr;  // never null when parsing
+};
+
+struct DelayRequest {
+  int64_t deliver_at_ms = 0;  // requested time, already clamped to >= now_ms
+  std::string target_topic;
+};
+
+// Either the accepted request or the reason for rejecting it.
+using DelayParse = std::variant<DelayRequest, std::string>;
+
+// record_timestamp_ms: the record's Kafka timestamp, nullopt when it has none.
+// default_target: the route's target topic, used without x-target-topic.
+DelayParse ParseDelayHeaders(const std::vector<HeaderView>& headers,
+                             std::optional<int64_t> record_timestamp_ms, int64_t now_ms,
+                             const std::string& default_target, const DelayPolicy& policy);
+
+}  // namespace delaybridge::plugin

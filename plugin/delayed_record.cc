@@ -1,0 +1,164 @@
+#include "plugin/delayed_record.h"
+
+#include <cstring>
+
+namespace delaybridge::plugin {
+
+namespace {
+
+// Length prefix meaning "null" for nullable byte strings (as in Kafka's protocol, -1).
+constexpr uint32_t kNullLength = 0xFFFFFFFFu;
+
+class Writer {
+ public:
+  explicit Writer(std::string* out) : out_(out) {}
+  void U8(uint8_t v) { out_->push_back(static_cast<char>(v)); }
+  void U32(uint32_t v) { Fixed(v, 4); }
+  void U64(uint64_t v) { Fixed(v, 8); }
+  void Bytes(std::string_view s) {
+    U32(static_cast<uint32_t>(s.size()));
+    out_->append(s);
+  }
+  void NullableBytes(const std::optional<std::string>& s) {
+    if (!s) return U32(kNullLength);
+    Bytes(*s);
+  }
+
+ private:
+  void Fixed(uint64_t v, int bytes) {  // little-endian
+    for (int i = 0; i < bytes; ++i) out_->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  }
+  std::string* out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+
+  bool U8(uint8_t* v) {
+    uint64_t x;
+    if (!Fixed(&x, 1)) return false;
+    *v = static_cast<uint8_t>(x);
+    return true;
+  }
+  bool U32(uint32_t* v) {
+    uint64_t x;
+    if (!Fixed(&x, 4)) return false;
+    *v = static_cast<uint32_t>(x);
+    return true;
+  }
+  bool U64(uint64_t* v) { return Fixed(v, 8); }
+  bool Bytes(std::string* s) {
+    uint32_t len;
+    if (!U32(&len) || len == kNullLength || len > in_.size() - pos_) return false;
+    s->assign(in_.substr(pos_, len));
+    pos_ += len;
+    return true;
+  }
+  bool NullableBytes(std::optional<std::string>* s) {
+    uint32_t len;
+    if (!U32(&len)) return false;
+    if (len == kNullLength) {
+      s->reset();
+      return true;
+    }
+    if (len > in_.size() - pos_) return false;
+    s->emplace(in_.substr(pos_, len));
+    pos_ += len;
+    return true;
+  }
+  size_t pos() const { return pos_; }
+  bool at_end() const { return pos_ == in_.size(); }
+
+ private:
+  bool Fixed(uint64_t* v, int bytes) {
+    if (in_.size() - pos_ < static_cast<size_t>(bytes)) return false;
+    uint64_t x = 0;
+    for (int i = 0; i < bytes; ++i) {
+      x |= static_cast<uint64_t>(static_cast<uint8_t>(in_[pos_ + i])) << (8 * i);
+    }
+    pos_ += bytes;
+    *v = x;
+    return true;
+  }
+  std::string_view in_;
+  size_t pos_ = 0;
+};
+
+Status Truncated(const char* field, size_t offset) {
+  return Status::Corruption(std::string("delayed record: ") + field +
+                            " is truncated or has a bad length at byte " + std::to_string(offset));
+}
+
+}  // namespace
+
+std::string DelayedRecord::SourceId() const {
+  return source_topic + "/" + std::to_string(source_partition) + "/" +
+         std::to_string(source_offset);
+}
+
+std::string EncodeDelayedRecord(const DelayedRecord& r) {
+  std::string out;
+  out.reserve(64 + r.target_topic.size() + r.source_topic.size() + (r.key ? r.key->size() : 0) +
+              (r.value ? r.value->size() : 0));
+  Writer w(&out);
+  w.U8(kDelayedRecordVersion);
+  w.U64(static_cast<uint64_t>(r.requested_deliver_at_ms));
+  w.U64(static_cast<uint64_t>(r.source_timestamp_ms));
+  w.U32(static_cast<uint32_t>(r.source_partition));
+  w.U64(static_cast<uint64_t>(r.source_offset));
+  w.Bytes(r.source_topic);
+  w.Bytes(r.target_topic);
+  w.NullableBytes(r.key);
+  w.NullableBytes(r.value);
+  w.U32(static_cast<uint32_t>(r.headers.size()));
+  for (const auto& h : r.headers) {
+    w.Bytes(h.name);
+    w.NullableBytes(h.value);
+  }
+  return out;
+}
+
+Result<DelayedRecord> DecodeDelayedRecord(std::string_view bytes) {
+  Reader r(bytes);
+  DelayedRecord rec;
+  uint8_t version = 0;
+  if (!r.U8(&version)) return Truncated("version", r.pos());
+  if (version != kDelayedRecordVersion) {
+    return Status::Corruption("delayed record: unknown version " + std::to_string(version) +
+                              " (this build reads version " +
+                              std::to_string(kDelayedRecordVersion) + ")");
+  }
+  uint64_t u64 = 0;
+  uint32_t u32 = 0;
+  if (!r.U64(&u64)) return Truncated("requested_deliver_at_ms", r.pos());
+  rec.requested_deliver_at_ms = static_cast<int64_t>(u64);
+  if (!r.U64(&u64)) return Truncated("source_timestamp_ms", r.pos());
+  rec.source_timestamp_ms = static_cast<int64_t>(u64);
+  if (!r.U32(&u32)) return Truncated("source_partition", r.pos());
+  rec.source_partition = static_cast<int32_t>(u32);
+  if (!r.U64(&u64)) return Truncated("source_offset", r.pos());
+  rec.source_offset = static_cast<int64_t>(u64);
+  if (!r.Bytes(&rec.source_topic)) return Truncated("source_topic", r.pos());
+  if (!r.Bytes(&rec.target_topic)) return Truncated("target_topic", r.pos());
+  if (!r.NullableBytes(&rec.key)) return Truncated("key", r.pos());
+  if (!r.NullableBytes(&rec.value)) return Truncated("value", r.pos());
+  uint32_t header_count = 0;
+  if (!r.U32(&header_count)) return Truncated("header count", r.pos());
+  // Each header needs at least 8 bytes, so a count larger than that is corrupt (and must not
+  // drive a huge reserve()).
+  if (header_count > (bytes.size() - r.pos()) / 8) return Truncated("header count", r.pos());
+  rec.headers.resize(header_count);
+  for (auto& h : rec.headers) {
+    if (!r.Bytes(&h.name)) return Truncated("header name", r.pos());
+    if (!r.NullableBytes(&h.value)) return Truncated("header value", r.pos());
+  }
+  if (!r.at_end()) {
+    return Status::Corruption("delayed record: " + std::to_string(bytes.size() - r.pos()) +
+                              " unexpected bytes after the last header at byte " +
+                              std::to_string(r.pos()));
+  }
+  return rec;
+}
+
+}  // namespace delaybridge::plugin

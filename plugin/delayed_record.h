@@ -1,0 +1,51 @@
+// DelayedRecord: what the bridge stores in the DelayLog for one accepted record, and its
+// versioned binary encoding (the "Bridge payload" section of docs/storage-format.md). Pure
+// code without librdkafka, so that tools (delaylog-dump) can link it from the small
+// delaybridge_record library.
+//
+// Thread-safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace delaybridge::plugin {
+
+// The encoding version written by EncodeDelayedRecord; Decode rejects any other.
+inline constexpr uint8_t kDelayedRecordVersion = 1;
+
+struct RecordHeader {
+  std::string name;
+  std::optional<std::string> value;  // nullopt: null header value (Kafka allows it)
+  bool operator==(const RecordHeader&) const = default;
+};
+
+struct DelayedRecord {
+  std::string target_topic;
+  std::optional<std::string> key;     // nullopt: null key
+  std::optional<std::string> value;   // nullopt: null value (a tombstone)
+  std::vector<RecordHeader> headers;  // the original headers minus x-delay/x-deliver-at/
+                                      // x-target-topic
+  std::string source_topic;
+  int32_t source_partition = 0;
+  int64_t source_offset = 0;
+  int64_t source_timestamp_ms = -1;     // -1: the source record had no timestamp
+  int64_t requested_deliver_at_ms = 0;  // as the headers asked (the store keys on the
+                                        // effective time, never earlier)
+  bool operator==(const DelayedRecord&) const = default;
+
+  // "topic/partition/offset": the x-delay-source value, stable across re-deliveries.
+  std::string SourceId() const;
+};
+
+std::string EncodeDelayedRecord(const DelayedRecord& record);
+
+// Corruption with the failing field and byte offset when bytes are not a valid encoding.
+Result<DelayedRecord> DecodeDelayedRecord(std::string_view bytes);
+
+}  // namespace delaybridge::plugin

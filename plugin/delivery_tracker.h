@@ -1,0 +1,48 @@
+// DeliveryTracker: the delivered watermark of one store. It holds the position
+// (deliver_at_ms, ordinal) of every record loaded from the store (preloaded, or appended inside
+// the preloaded horizon) whose delivery the broker has not yet acknowledged. The checkpoint is
+// the smallest such position: everything ordered before it is delivered. With nothing
+// outstanding it is the floor below which no record can still appear: the preloaded horizon,
+// but never later than the current time, because a record appended now is due now.
+//
+// Thread-safety: none; the bridge's event-loop thread owns it.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <utility>
+
+#include "storage/delivery_checkpoint.h"
+
+namespace delaybridge::plugin {
+
+struct RecordPosition {
+  int64_t deliver_at_ms = 0;
+  uint32_t ordinal = 0;
+  auto operator<=>(const RecordPosition&) const = default;
+};
+
+class DeliveryTracker {
+ public:
+  // start: the checkpoint read at open (or the position of the store's first record).
+  explicit DeliveryTracker(RecordPosition start) : floor_(start) {}
+
+  void Add(RecordPosition position) { outstanding_.insert(position); }
+  // Called on the broker's acknowledgement. Returns false when position was not outstanding.
+  bool Acknowledge(RecordPosition position) { return outstanding_.erase(position) == 1; }
+
+  // The watermark given that every record ordered before (horizon_ms, 0) that is not
+  // outstanding has been delivered, and that no record earlier than now_ms can be appended.
+  // Never moves backwards.
+  RecordPosition Watermark(int64_t horizon_ms, int64_t now_ms);
+
+  // The lowest deliver_at_ms a new append may use so it sorts after the watermark.
+  int64_t floor_ms() const { return floor_.deliver_at_ms; }
+  size_t outstanding() const { return outstanding_.size(); }
+
+ private:
+  std::set<RecordPosition> outstanding_;
+  RecordPosition floor_;  // the last watermark returned
+};
+
+}  // namespace delaybridge::plugin

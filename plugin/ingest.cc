@@ -1,0 +1,40 @@
+#include "plugin/ingest.h"
+
+namespace delaybridge::plugin {
+
+IngestDecision DecideIngest(const IncomingRecord& in, const std::string& default_target,
+                            const IngestPolicy& policy, int64_t now_ms) {
+  std::vector<HeaderView> views;
+  views.reserve(in.headers.size());
+  for (const auto& h : in.headers) {
+    views.push_back(
+        HeaderView{h.name, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
+  }
+  DelayParse parsed =
+      ParseDelayHeaders(views, in.timestamp_ms, now_ms, default_target, policy.delay);
+  if (auto* reason = std::get_if<std::string>(&parsed)) return Rejected{*reason};
+  auto& request = std::get<DelayRequest>(parsed);
+
+  Accepted accepted;
+  DelayedRecord& r = accepted.record;
+  r.target_topic = std::move(request.target_topic);
+  r.key = in.key;
+  r.value = in.value;
+  for (const auto& h : in.headers) {
+    if (!IsDelayControlHeader(h.name)) r.headers.push_back(h);
+  }
+  r.source_topic = in.topic;
+  r.source_partition = in.partition;
+  r.source_offset = in.offset;
+  r.source_timestamp_ms = in.timestamp_ms.value_or(-1);
+  r.requested_deliver_at_ms = request.deliver_at_ms;
+  accepted.encoded = EncodeDelayedRecord(r);
+  if (accepted.encoded.size() > policy.max_record_bytes) {
+    return Rejected{"record: " + std::to_string(accepted.encoded.size()) +
+                    " bytes stored, over max_record_bytes " +
+                    std::to_string(policy.max_record_bytes)};
+  }
+  return accepted;
+}
+
+}  // namespace delaybridge::plugin

@@ -1,0 +1,32 @@
+// KafkaEventLogger: routes librdkafka's log lines and error events into the bridge's Logger,
+// and remembers whether librdkafka reported a fatal error (the idempotent producer can hit
+// one; the bridge then stops, and a restart resumes from its checkpoints).
+//
+// Thread-safety: event_cb runs on librdkafka's threads (log events) and on the polling thread
+// (errors); the Logger is thread-safe and the fatal flag is atomic.
+#pragma once
+
+#include <librdkafka/rdkafkacpp.h>
+
+#include <atomic>
+#include <string>
+
+#include "plugin/log.h"
+
+namespace delaybridge::plugin {
+
+class KafkaEventLogger : public RdKafka::EventCb {
+ public:
+  KafkaEventLogger(Logger& logger, std::string client_name)
+      : logger_(logger), client_name_(std::move(client_name)) {}
+
+  void event_cb(RdKafka::Event& event) override;
+  bool fatal() const { return fatal_.load(); }
+
+ private:
+  Logger& logger_;
+  std::string client_name_;
+  std::atomic<bool> fatal_{false};
+};
+
+}  // namespace delaybridge::plugin

@@ -1,0 +1,51 @@
+#include "plugin/kafka_wakeup.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <boost/asio/buffer.hpp>
+#include <cerrno>
+#include <cstring>
+
+namespace delaybridge::plugin {
+
+Result<std::unique_ptr<KafkaWakeup>> KafkaWakeup::Create(boost::asio::io_context& io,
+                                                         rd_kafka_queue_t* queue) {
+  const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (fd < 0) {
+    rd_kafka_queue_destroy(queue);
+    return Status::IOError(std::string("eventfd for a librdkafka queue: ") + std::strerror(errno));
+  }
+  return std::unique_ptr<KafkaWakeup>(new KafkaWakeup(io, queue, fd));
+}
+
+KafkaWakeup::KafkaWakeup(boost::asio::io_context& io, rd_kafka_queue_t* queue, int fd)
+    : queue_(queue), descriptor_(io, fd), alive_(std::make_shared<bool>(true)) {
+  // An eventfd read needs exactly 8 bytes, so librdkafka writes a uint64 of 1.
+  static const uint64_t kOne = 1;
+  rd_kafka_queue_io_event_enable(queue_, fd, &kOne, sizeof(kOne));
+}
+
+KafkaWakeup::~KafkaWakeup() {
+  *alive_ = false;
+  rd_kafka_queue_io_event_enable(queue_, -1, nullptr, 0);
+  rd_kafka_queue_destroy(queue_);
+  boost::system::error_code ignored;
+  descriptor_.close(ignored);
+}
+
+void KafkaWakeup::Arm(std::function<void()> on_wake) {
+  descriptor_.async_read_some(boost::asio::buffer(&counter_, sizeof(counter_)),
+                              [this, alive = alive_, on_wake = std::move(on_wake)](
+                                  const boost::system::error_code& ec, size_t) {
+                                if (!*alive || ec == boost::asio::error::operation_aborted) return;
+                                on_wake();
+                              });
+}
+
+void KafkaWakeup::Cancel() {
+  boost::system::error_code ignored;
+  descriptor_.cancel(ignored);
+}
+
+}  // namespace delaybridge::plugin

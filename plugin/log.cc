@@ -1,0 +1,72 @@
+#include "plugin/log.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace delaybridge::plugin {
+
+namespace {
+
+const char* LevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug:
+      return "DEBUG";
+    case LogLevel::kInfo:
+      return "INFO ";
+    case LogLevel::kWarn:
+      return "WARN ";
+    case LogLevel::kError:
+      return "ERROR";
+  }
+  return "?    ";
+}
+
+// UTC with milliseconds, e.g. 2026-11-22T16:20:01.123Z.
+std::string TimestampNow() {
+  using namespace std::chrono;
+  const auto now = system_clock::now();
+  const int64_t epoch_ms = duration_cast<milliseconds>(now.time_since_epoch()).count();
+  const time_t seconds = static_cast<time_t>(epoch_ms / 1000);
+  struct tm utc;
+  gmtime_r(&seconds, &utc);
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<int>(epoch_ms % 1000));
+  return buf;
+}
+
+}  // namespace
+
+Result<LogLevel> ParseLogLevel(std::string_view text) {
+  if (text == "debug") return LogLevel::kDebug;
+  if (text == "info") return LogLevel::kInfo;
+  if (text == "warn") return LogLevel::kWarn;
+  if (text == "error") return LogLevel::kError;
+  return Status::InvalidArgument("must be one of debug, info, warn, error, got \"" +
+                                 std::string(text) + "\"");
+}
+
+void Logger::set_min_level(LogLevel level) { min_level_.store(level); }
+
+void Logger::Log(LogLevel level, std::string_view message) {
+  if (!enabled(level)) return;
+  std::string line = TimestampNow();
+  line += ' ';
+  line += LevelName(level);
+  line += ' ';
+  line += message;
+  line += '\n';
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t n = ::write(fd_, line.data() + written, line.size() - written);
+    if (n <= 0) return;  // nowhere left to report a failing log sink
+    written += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace delaybridge::plugin

@@ -1,0 +1,42 @@
+// Logger: one human-readable line per notable event, "2026-11-22T16:20:01.123Z INFO  message",
+// written to stderr (or a file descriptor given at construction) with a level filter.
+//
+// Thread-safety: Log() may be called from any thread (librdkafka's log callback runs on its
+// own threads); each line is written with a single write(2) under a mutex so lines never
+// interleave.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace delaybridge::plugin {
+
+enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
+
+// Parses "debug", "info", "warn", "error".
+Result<LogLevel> ParseLogLevel(std::string_view text);
+
+class Logger {
+ public:
+  explicit Logger(LogLevel min_level, int fd = 2) : min_level_(min_level), fd_(fd) {}
+
+  void set_min_level(LogLevel level);
+  bool enabled(LogLevel level) const { return level >= min_level_.load(); }
+
+  void Log(LogLevel level, std::string_view message);
+  void Debug(std::string_view message) { Log(LogLevel::kDebug, message); }
+  void Info(std::string_view message) { Log(LogLevel::kInfo, message); }
+  void Warn(std::string_view message) { Log(LogLevel::kWarn, message); }
+  void Error(std::string_view message) { Log(LogLevel::kError, message); }
+
+ private:
+  std::mutex mu_;
+  std::atomic<LogLevel> min_level_;
+  int fd_;
+};
+
+}  // namespace delaybridge::plugin

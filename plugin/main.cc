@@ -1,0 +1,155 @@
+// delaybridge: the DelayBridge sidecar. Consumes delay topics, stores each record in a
+// per-partition DelayLog and produces it to its target topic when it is due.
+// Usage and exit codes: see kUsage below and docs/bridge.md.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <variant>
+
+#include "core/clock.h"
+#include "plugin/bridge.h"
+#include "plugin/broker_check.h"
+#include "plugin/config.h"
+#include "plugin/embedded_cluster.h"
+#include "plugin/log.h"
+
+namespace {
+
+using namespace delaybridge;
+using namespace delaybridge::plugin;
+
+constexpr int kExitOk = 0;
+constexpr int kExitRuntimeFailure = 1;
+constexpr int kExitUsageOrConfig = 2;
+constexpr int kExitBrokerUnreachable = 3;
+constexpr int kCheckTimeoutMs = 10'000;
+
+constexpr const char* kUsage =
+    "usage: delaybridge --config FILE [--check]\n"
+    "       delaybridge --help | --version\n"
+    "\n"
+    "  --config FILE  run the bridge with this configuration (docs/configuration.md)\n"
+    "  --check        validate the configuration and reach the brokers, then exit\n"
+    "  --help         show this help\n"
+    "  --version      print the version\n"
+    "\n"
+    "exit codes: 0 ok (clean shutdown on SIGTERM/SIGINT, or --check passed),\n"
+    "            1 runtime failure, 2 usage or configuration error,\n"
+    "            3 --check could not reach the brokers\n";
+
+struct Options {
+  std::string config_path;
+  bool check = false;
+};
+
+// Returns the options, or an exit code when the command line was fully handled.
+std::variant<Options, int> ParseArgs(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage;
+      return kExitOk;
+    }
+    if (arg == "--version") {
+      std::cout << "delaybridge " << DELAYBRIDGE_VERSION << "\n";
+      return kExitOk;
+    }
+    if (arg == "--check") {
+      options.check = true;
+    } else if (arg == "--config" && i + 1 < argc) {
+      options.config_path = argv[++i];
+    } else if (arg.rfind("--config=", 0) == 0) {
+      options.config_path = arg.substr(9);
+    } else {
+      std::cerr << "delaybridge: unknown or incomplete argument \"" << arg << "\"\n" << kUsage;
+      return kExitUsageOrConfig;
+    }
+  }
+  if (options.config_path.empty()) {
+    std::cerr << "delaybridge: --config FILE is required\n" << kUsage;
+    return kExitUsageOrConfig;
+  }
+  return options;
+}
+
+Status PrepareStorageDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IOError("storage.dir: cannot create " + dir + ": " + ec.message());
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return Status::IOError("storage.dir: " + dir + " is not writable");
+  }
+  return Status::Ok();
+}
+
+int Check(const BridgeConfig& config, const std::string& bootstrap, Logger& logger) {
+  std::map<std::string, std::string> kafka = config.kafka;
+  kafka["bootstrap.servers"] = bootstrap;
+  std::set<std::string> topics = config.OutputTopics();
+  for (const auto& [from, to] : config.routes) topics.insert(from);
+  auto result = CheckBroker(kafka, topics, kCheckTimeoutMs);
+  if (!result.ok()) {
+    logger.Error("check failed: " + result.status().ToString());
+    return kExitBrokerUnreachable;
+  }
+  for (const auto& topic : result->missing_topics) {
+    logger.Warn("check: topic " + topic +
+                " does not exist (yet); the bridge needs it unless the brokers auto-create it");
+  }
+  logger.Info("check passed: configuration valid, " + std::to_string(result->brokers) +
+              " broker(s) reachable at " + bootstrap);
+  return kExitOk;
+}
+
+int Main(int argc, char** argv) {
+  auto parsed = ParseArgs(argc, argv);
+  if (auto* code = std::get_if<int>(&parsed)) return *code;
+  const Options& options = std::get<Options>(parsed);
+
+  auto config = LoadConfigFile(options.config_path);
+  if (!config.ok()) {
+    std::cerr << "delaybridge: configuration error: " << config.status().message() << "\n";
+    return kExitUsageOrConfig;
+  }
+  Logger logger(config->log_level);
+  logger.Info(std::string("delaybridge ") + DELAYBRIDGE_VERSION + " starting with " +
+              options.config_path + ": " + DescribeConfig(*config));
+  if (Status s = PrepareStorageDir(config->storage_dir); !s.ok()) {
+    logger.Error(s.ToString());
+    return kExitUsageOrConfig;
+  }
+
+  std::unique_ptr<EmbeddedCluster> embedded;
+  std::string bootstrap;
+  if (config->embedded) {
+    std::set<std::string> topics = config->OutputTopics();
+    for (const auto& [from, to] : config->routes) topics.insert(from);
+    auto cluster = EmbeddedCluster::Start(topics, config->embedded_partitions);
+    if (!cluster.ok()) {
+      logger.Error(cluster.status().ToString());
+      return kExitRuntimeFailure;
+    }
+    embedded = std::move(cluster).value();
+    bootstrap = embedded->bootstrap_servers();
+    const auto& [delay_topic, target_topic] = *config->routes.begin();
+    std::cout << EmbeddedBanner(bootstrap, delay_topic, target_topic) << std::flush;
+  } else {
+    bootstrap = config->kafka.at("bootstrap.servers");
+  }
+
+  if (options.check) return Check(*config, bootstrap, logger);
+
+  SystemClock clock;
+  Bridge bridge(*config, bootstrap, logger, clock);
+  return bridge.Run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return Main(argc, argv); }

@@ -1,0 +1,99 @@
+#include "plugin/partition_store.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "storage/delivery_checkpoint.h"
+
+namespace delaybridge::plugin {
+
+namespace {
+constexpr int64_t kMsPerHour = 3'600'000;
+}
+
+Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(const TopicPartitionId& id,
+                                                             const std::string& storage_dir,
+                                                             const storage::StoreOptions& options,
+                                                             int64_t now_ms,
+                                                             storage::RecoveryReport* report) {
+  storage::StoreOptions opts = options;
+  opts.dir = (std::filesystem::path(storage_dir) / id.ToString()).string();
+  auto log = storage::DelayLogStore::Open(opts, report);
+  if (!log.ok()) return log.status().WithContext("open store " + opts.dir);
+  auto checkpoint = storage::ReadDeliveryCheckpoint(opts.dir);
+  if (!checkpoint.ok()) return checkpoint.status().WithContext("read checkpoint in " + opts.dir);
+
+  RecordPosition start{now_ms, 0};
+  bool had_checkpoint = false;
+  if (checkpoint->has_value()) {
+    start = RecordPosition{(*checkpoint)->next_deliver_at_ms, (*checkpoint)->next_ordinal};
+    had_checkpoint = true;
+  } else if (const auto hours = (*log)->Hours(); !hours.empty()) {
+    // Records but no checkpoint (a crash before the first write): nothing was delivered.
+    start = RecordPosition{hours.front() * kMsPerHour, 0};
+  }
+  return std::unique_ptr<PartitionStore>(
+      new PartitionStore(id, std::move(log).value(), start, had_checkpoint));
+}
+
+PartitionStore::PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,
+                               RecordPosition start, bool had_checkpoint)
+    : id_(std::move(id)),
+      log_(std::move(log)),
+      start_(start),
+      had_checkpoint_(had_checkpoint),
+      tracker_(start),
+      preloaded_until_second_(start.deliver_at_ms / 1000),
+      last_persisted_(start) {}
+
+Result<storage::AppendResult> PartitionStore::Append(const DelayedRecord& record,
+                                                     const std::string& encoded, int64_t now_ms) {
+  const int64_t deliver_at_ms =
+      std::max({record.requested_deliver_at_ms, now_ms, tracker_.floor_ms()});
+  auto appended = log_->Append(deliver_at_ms, encoded);
+  if (!appended.ok()) return appended.status();
+  offsets_.AddStored(record.source_offset, appended->sequence);
+  if (appended->second < preloaded_until_second_) {
+    // The preloader has passed this second: the record goes to the wheel directly, and the
+    // tracker must hold it from now on so no checkpoint can claim it delivered.
+    const RecordPosition position{deliver_at_ms, appended->ordinal};
+    tracker_.Add(position);
+    awaiting_sync_.push_back(AwaitingSync{appended->sequence, position, record});
+  }
+  return appended;
+}
+
+Result<std::deque<AwaitingSync>> PartitionStore::Sync() {
+  if (log_->last_sequence() != log_->durable_sequence()) {
+    if (Status s = log_->Sync(); !s.ok()) return s.WithContext("sync store " + log_->dir());
+  }
+  const uint64_t durable = log_->durable_sequence();
+  offsets_.MarkDurable(durable);
+  std::deque<AwaitingSync> eligible;
+  while (!awaiting_sync_.empty() && awaiting_sync_.front().append_sequence <= durable) {
+    eligible.push_back(std::move(awaiting_sync_.front()));
+    awaiting_sync_.pop_front();
+  }
+  return eligible;
+}
+
+Status PartitionStore::PersistCheckpoint(int64_t now_ms) {
+  const RecordPosition watermark = tracker_.Watermark(preloaded_until_second_ * 1000, now_ms);
+  if (watermark == last_persisted_) return Status::Ok();
+  storage::DeliveryCheckpoint cp{watermark.deliver_at_ms, watermark.ordinal, now_ms};
+  if (Status s = storage::WriteDeliveryCheckpoint(log_->dir(), cp); !s.ok()) {
+    return s.WithContext("write checkpoint in " + log_->dir());
+  }
+  last_persisted_ = watermark;
+  // Retention only after the checkpoint that covers the hours is durable.
+  const int64_t watermark_hour = watermark.deliver_at_ms / kMsPerHour;
+  if (watermark_hour > deleted_before_hour_) {
+    if (Status s = log_->DeleteHoursBefore(watermark_hour * kMsPerHour); !s.ok()) {
+      return s.WithContext("delete delivered hours in " + log_->dir());
+    }
+    deleted_before_hour_ = watermark_hour;
+  }
+  return Status::Ok();
+}
+
+}  // namespace delaybridge::plugin

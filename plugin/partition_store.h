@@ -1,0 +1,83 @@
+// PartitionStore: everything the bridge keeps for one assigned delay-topic partition: its
+// DelayLogStore in <storage.dir>/<topic>-<partition>/ with the delivery checkpoint beside it,
+// the delivered watermark (DeliveryTracker), the committable source offsets (SourceOffsets),
+// and how far the preloader has walked (preloaded_until_second). One directory per partition
+// means a partition can move to another bridge instance by moving its directory.
+//
+// Thread-safety: none; the bridge's event-loop thread owns it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "plugin/delayed_record.h"
+#include "plugin/delivery_tracker.h"
+#include "plugin/source_consumer.h"
+#include "plugin/source_offsets.h"
+#include "storage/delay_log_store.h"
+
+namespace delaybridge::plugin {
+
+// A record appended inside the preloaded horizon: it goes to the wheel once durable.
+struct AwaitingSync {
+  uint64_t append_sequence = 0;
+  RecordPosition position;
+  DelayedRecord record;
+};
+
+class PartitionStore {
+ public:
+  // Opens (recovering) the store and reads its checkpoint. now_ms seeds the watermark of a
+  // store that has neither records nor a checkpoint.
+  static Result<std::unique_ptr<PartitionStore>> Open(const TopicPartitionId& id,
+                                                      const std::string& storage_dir,
+                                                      const storage::StoreOptions& options,
+                                                      int64_t now_ms,
+                                                      storage::RecoveryReport* report);
+
+  const TopicPartitionId& id() const { return id_; }
+  storage::DelayLogStore& log() { return *log_; }
+  DeliveryTracker& tracker() { return tracker_; }
+  SourceOffsets& offsets() { return offsets_; }
+  // The checkpoint read at open: records ordered before it were delivered before.
+  RecordPosition start() const { return start_; }
+  bool had_checkpoint() const { return had_checkpoint_; }
+
+  // Every second before this one has been loaded into memory (or was empty).
+  int64_t preloaded_until_second() const { return preloaded_until_second_; }
+  void set_preloaded_until_second(int64_t second) { preloaded_until_second_ = second; }
+
+  // Appends an accepted record at max(requested, now, watermark floor), so it always sorts
+  // after the delivered watermark. Records landing inside the preloaded horizon join the
+  // tracker at once and wait in awaiting_sync() for the next Sync.
+  Result<storage::AppendResult> Append(const DelayedRecord& record, const std::string& encoded,
+                                       int64_t now_ms);
+
+  // Group commit: Sync() when anything was appended since the last one, then settles the
+  // covered source offsets. Returns the records that became eligible for the wheel.
+  Result<std::deque<AwaitingSync>> Sync();
+
+  // Persists the watermark when it moved and deletes hour files wholly before it.
+  Status PersistCheckpoint(int64_t now_ms);
+  RecordPosition last_persisted() const { return last_persisted_; }
+
+ private:
+  PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,
+                 RecordPosition start, bool had_checkpoint);
+
+  TopicPartitionId id_;
+  std::unique_ptr<storage::DelayLogStore> log_;
+  RecordPosition start_;
+  bool had_checkpoint_;
+  DeliveryTracker tracker_;
+  SourceOffsets offsets_;
+  int64_t preloaded_until_second_;
+  std::deque<AwaitingSync> awaiting_sync_;
+  RecordPosition last_persisted_;
+  int64_t deleted_before_hour_ = 0;  // hour files before this hour were deleted
+};
+
+}  // namespace delaybridge::plugin

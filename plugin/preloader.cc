@@ -1,0 +1,59 @@
+#include "plugin/preloader.h"
+
+#include <optional>
+#include <vector>
+
+namespace delaybridge::plugin {
+
+namespace {
+
+// Loads one second's chain into the tracker and on_record.
+void LoadSecond(PartitionStore& store, int64_t second,
+                const std::function<void(RecordPosition, DelayedRecord&&)>& on_record,
+                const std::function<void(const std::string&)>& on_corrupt, PreloadResult* result) {
+  std::vector<storage::StoredRecord> records;
+  if (Status s = store.log().ReadSecond(second, &records); !s.ok()) {
+    // The good records of the chain are still in `records`; the bad one is reported.
+    ++result->corrupt;
+    on_corrupt(s.WithContext("read second " + std::to_string(second)).ToString());
+  }
+  for (auto& stored : records) {
+    const RecordPosition position{stored.deliver_at_ms, stored.ordinal};
+    if (position < store.start()) continue;  // delivered before the store was opened
+    auto decoded = DecodeDelayedRecord(stored.payload);
+    if (!decoded.ok()) {
+      ++result->corrupt;
+      on_corrupt(decoded.status()
+                     .WithContext("decode record at " + std::to_string(stored.deliver_at_ms) + "/" +
+                                  std::to_string(stored.ordinal))
+                     .ToString());
+      continue;
+    }
+    store.tracker().Add(position);
+    on_record(position, std::move(decoded).value());
+    ++result->loaded;
+  }
+}
+
+}  // namespace
+
+Result<PreloadResult> PreloadStore(
+    PartitionStore& store, int64_t horizon_second, size_t budget,
+    const std::function<void(RecordPosition, DelayedRecord&&)>& on_record,
+    const std::function<void(const std::string&)>& on_corrupt) {
+  PreloadResult result;
+  while (store.preloaded_until_second() < horizon_second && result.loaded < budget) {
+    auto next = store.log().NextNonEmptySecond(store.preloaded_until_second(), horizon_second);
+    if (!next.ok()) return next.status().WithContext("preload " + store.id().ToString());
+    if (!next->has_value()) {
+      store.set_preloaded_until_second(horizon_second);  // nothing more before the horizon
+      break;
+    }
+    const int64_t second = **next;
+    LoadSecond(store, second, on_record, on_corrupt, &result);
+    store.set_preloaded_until_second(second + 1);
+  }
+  return result;
+}
+
+}  // namespace delaybridge::plugin

@@ -1,0 +1,74 @@
+#include "plugin/record_producer.h"
+
+#include "plugin/delay_headers.h"
+
+namespace delaybridge::plugin {
+
+RecordProducer::RecordProducer(Logger& logger, AckHandler on_ack)
+    : events_(logger, "producer"), reports_(std::move(on_ack)) {}
+
+RecordProducer::~RecordProducer() = default;
+
+Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
+    const std::map<std::string, std::string>& kafka, Logger& logger, AckHandler on_ack) {
+  std::unique_ptr<RecordProducer> p(new RecordProducer(logger, std::move(on_ack)));
+  std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  std::string errstr;
+  for (const auto& [key, value] : kafka) {
+    if (conf->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {
+      return Status::InvalidArgument("producer property " + key + ": " + errstr);
+    }
+  }
+  // The bridge's guarantees: no duplicates from internal retries, nothing acknowledged
+  // before every in-sync replica has it, Java-compatible key partitioning.
+  const std::pair<const char*, const char*> kOwned[] = {
+      {"enable.idempotence", "true"}, {"acks", "all"}, {"partitioner", "murmur2_random"}};
+  for (const auto& [key, value] : kOwned) {
+    if (conf->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {
+      return Status::InvalidArgument(std::string("producer property ") + key + ": " + errstr);
+    }
+  }
+  if (conf->set("event_cb", &p->events_, errstr) != RdKafka::Conf::CONF_OK ||
+      conf->set("dr_cb", &p->reports_, errstr) != RdKafka::Conf::CONF_OK) {
+    return Status::InvalidArgument("producer callbacks: " + errstr);
+  }
+  p->producer_.reset(RdKafka::Producer::create(conf.get(), errstr));
+  if (!p->producer_) return Status::InvalidArgument("create producer: " + errstr);
+  return p;
+}
+
+void RecordProducer::DeliveryReports::dr_cb(RdKafka::Message& message) {
+  on_ack_(reinterpret_cast<uint64_t>(message.msg_opaque()), message.err());
+}
+
+RdKafka::ErrorCode RecordProducer::Produce(const DelayedRecord& record, int64_t timestamp_ms,
+                                           uint64_t token) {
+  RdKafka::Headers* headers = RdKafka::Headers::create();
+  for (const auto& h : record.headers) {
+    if (h.value) {
+      headers->add(h.name, h.value->data(), h.value->size());
+    } else {
+      headers->add(h.name, nullptr, 0);
+    }
+  }
+  headers->add(std::string(kDelaySourceHeader), record.SourceId());
+  const std::string* value = record.value ? &*record.value : nullptr;
+  const std::string* key = record.key ? &*record.key : nullptr;
+  const RdKafka::ErrorCode err = producer_->produce(
+      record.target_topic, RdKafka::Topic::PARTITION_UA, RdKafka::Producer::RK_MSG_COPY,
+      value ? const_cast<char*>(value->data()) : nullptr, value ? value->size() : 0,
+      key ? key->data() : nullptr, key ? key->size() : 0, timestamp_ms, headers,
+      reinterpret_cast<void*>(token));
+  if (err != RdKafka::ERR_NO_ERROR) delete headers;  // ownership passes only on success
+  return err;
+}
+
+int RecordProducer::Poll() { return producer_->poll(0); }
+
+RdKafka::ErrorCode RecordProducer::Flush(int timeout_ms) { return producer_->flush(timeout_ms); }
+
+Result<std::unique_ptr<KafkaWakeup>> RecordProducer::MakeWakeup(boost::asio::io_context& io) {
+  return KafkaWakeup::Create(io, rd_kafka_queue_get_main(producer_->c_ptr()));
+}
+
+}  // namespace delaybridge::plugin

@@ -1,0 +1,68 @@
+// RecordProducer: the bridge's idempotent producer (enable.idempotence=true, acks=all,
+// partitioner=murmur2_random so a key lands in the partition a Java client picks). It
+// produces DelayedRecords to their target_topic with key, value and headers kept plus
+// x-delay-source: <topic>/<partition>/<offset>, and reports each broker acknowledgement (or
+// final failure) through an AckHandler with the caller's 64-bit token.
+//
+// Thread-safety: one owner thread calls Produce/Poll/Flush; acknowledgements are delivered on
+// that thread from Poll/Flush. librdkafka's own threads stay inside librdkafka.
+#pragma once
+
+#include <librdkafka/rdkafkacpp.h>
+
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "plugin/delayed_record.h"
+#include "plugin/kafka_events.h"
+#include "plugin/kafka_wakeup.h"
+#include "plugin/log.h"
+
+namespace delaybridge::plugin {
+
+class RecordProducer {
+ public:
+  // err is ERR_NO_ERROR when the broker acknowledged the record.
+  using AckHandler = std::function<void(uint64_t token, RdKafka::ErrorCode err)>;
+
+  // kafka: the user's librdkafka properties (bootstrap.servers resolved).
+  static Result<std::unique_ptr<RecordProducer>> Create(
+      const std::map<std::string, std::string>& kafka, Logger& logger, AckHandler on_ack);
+  ~RecordProducer();
+
+  // Enqueues the record with timestamp_ms as its Kafka timestamp. Returns ERR_NO_ERROR or
+  // the immediate failure (ERR__QUEUE_FULL: retry after Poll()).
+  RdKafka::ErrorCode Produce(const DelayedRecord& record, int64_t timestamp_ms, uint64_t token);
+
+  // Serves delivery reports (calls the AckHandler); returns how many events were served.
+  int Poll();
+  // Waits up to timeout_ms for every enqueued record to be acknowledged or failed.
+  RdKafka::ErrorCode Flush(int timeout_ms);
+  int in_flight() const { return producer_->outq_len(); }
+  bool fatal() const { return events_.fatal(); }
+
+  // Wakes on_wake on the io_context thread when delivery reports are waiting; see KafkaWakeup.
+  Result<std::unique_ptr<KafkaWakeup>> MakeWakeup(boost::asio::io_context& io);
+
+ private:
+  class DeliveryReports : public RdKafka::DeliveryReportCb {
+   public:
+    explicit DeliveryReports(AckHandler on_ack) : on_ack_(std::move(on_ack)) {}
+    void dr_cb(RdKafka::Message& message) override;
+
+   private:
+    AckHandler on_ack_;
+  };
+
+  RecordProducer(Logger& logger, AckHandler on_ack);
+
+  KafkaEventLogger events_;
+  DeliveryReports reports_;
+  std::unique_ptr<RdKafka::Producer> producer_;
+};
+
+}  // namespace delaybridge::plugin

@@ -1,0 +1,167 @@
+#include "plugin/source_consumer.h"
+
+namespace delaybridge::plugin {
+
+namespace {
+
+std::vector<TopicPartitionId> ToIds(const std::vector<RdKafka::TopicPartition*>& partitions) {
+  std::vector<TopicPartitionId> ids;
+  for (const auto* tp : partitions) ids.push_back({tp->topic(), tp->partition()});
+  return ids;
+}
+
+// Owns the TopicPartition objects librdkafka's commit API wants.
+class OffsetList {
+ public:
+  explicit OffsetList(const std::map<TopicPartitionId, int64_t>& offsets) {
+    for (const auto& [id, offset] : offsets) {
+      list_.push_back(RdKafka::TopicPartition::create(id.topic, id.partition, offset));
+    }
+  }
+  ~OffsetList() { RdKafka::TopicPartition::destroy(list_); }
+  std::vector<RdKafka::TopicPartition*>& get() { return list_; }
+
+ private:
+  std::vector<RdKafka::TopicPartition*> list_;
+};
+
+IncomingRecord ToIncoming(RdKafka::Message& m) {
+  IncomingRecord r;
+  r.topic = m.topic_name();
+  r.partition = m.partition();
+  r.offset = m.offset();
+  const RdKafka::MessageTimestamp ts = m.timestamp();
+  if (ts.type != RdKafka::MessageTimestamp::MSG_TIMESTAMP_NOT_AVAILABLE && ts.timestamp >= 0) {
+    r.timestamp_ms = ts.timestamp;
+  }
+  if (m.key_pointer()) {
+    r.key.emplace(static_cast<const char*>(m.key_pointer()), m.key_len());
+  }
+  if (m.payload()) r.value.emplace(static_cast<const char*>(m.payload()), m.len());
+  if (RdKafka::Headers* headers = m.headers()) {
+    for (const auto& h : headers->get_all()) {
+      RecordHeader header{h.key(), std::nullopt};
+      if (h.value()) header.value.emplace(static_cast<const char*>(h.value()), h.value_size());
+      r.headers.push_back(std::move(header));
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+void SourceConsumer::Rebalance::rebalance_cb(RdKafka::KafkaConsumer* consumer,
+                                             RdKafka::ErrorCode err,
+                                             std::vector<RdKafka::TopicPartition*>& partitions) {
+  const bool cooperative = consumer->rebalance_protocol() == "COOPERATIVE";
+  if (err == RdKafka::ERR__ASSIGN_PARTITIONS) {
+    listener_.OnAssigned(ToIds(partitions));
+    if (cooperative) {
+      if (RdKafka::Error* e = consumer->incremental_assign(partitions)) {
+        logger_.Error("incremental_assign failed: " + e->str());
+        delete e;
+      }
+    } else {
+      consumer->assign(partitions);
+    }
+  } else {
+    listener_.OnRevoked(ToIds(partitions));
+    if (cooperative) {
+      if (RdKafka::Error* e = consumer->incremental_unassign(partitions)) {
+        logger_.Error("incremental_unassign failed: " + e->str());
+        delete e;
+      }
+    } else {
+      consumer->unassign();
+    }
+  }
+}
+
+SourceConsumer::SourceConsumer(Logger& logger, RebalanceListener& listener)
+    : logger_(logger), events_(logger, "consumer"), rebalance_(logger, listener) {}
+
+SourceConsumer::~SourceConsumer() { Close(); }
+
+Result<std::unique_ptr<SourceConsumer>> SourceConsumer::Create(
+    const std::map<std::string, std::string>& kafka, const std::string& group_id, Logger& logger,
+    RebalanceListener& listener) {
+  std::unique_ptr<SourceConsumer> c(new SourceConsumer(logger, listener));
+  std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
+  std::string errstr;
+  // A new group starts at the beginning of the delay topics: records produced before the
+  // bridge first joined are delayed records too. The user's kafka map may override this.
+  if (conf->set("auto.offset.reset", "earliest", errstr) != RdKafka::Conf::CONF_OK) {
+    return Status::InvalidArgument("consumer: " + errstr);
+  }
+  for (const auto& [key, value] : kafka) {
+    if (conf->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {
+      return Status::InvalidArgument("consumer property " + key + ": " + errstr);
+    }
+  }
+  const std::pair<const char*, std::string> kOwned[] = {{"group.id", group_id},
+                                                        {"enable.auto.commit", "false"},
+                                                        {"enable.auto.offset.store", "false"}};
+  for (const auto& [key, value] : kOwned) {
+    if (conf->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {
+      return Status::InvalidArgument(std::string("consumer property ") + key + ": " + errstr);
+    }
+  }
+  if (conf->set("event_cb", &c->events_, errstr) != RdKafka::Conf::CONF_OK ||
+      conf->set("rebalance_cb", &c->rebalance_, errstr) != RdKafka::Conf::CONF_OK) {
+    return Status::InvalidArgument("consumer callbacks: " + errstr);
+  }
+  c->consumer_.reset(RdKafka::KafkaConsumer::create(conf.get(), errstr));
+  if (!c->consumer_) return Status::InvalidArgument("create consumer: " + errstr);
+  return c;
+}
+
+Status SourceConsumer::Subscribe(const std::vector<std::string>& topics) {
+  const RdKafka::ErrorCode err = consumer_->subscribe(topics);
+  if (err != RdKafka::ERR_NO_ERROR) {
+    return Status::Unavailable("subscribe: " + RdKafka::err2str(err));
+  }
+  return Status::Ok();
+}
+
+std::vector<IncomingRecord> SourceConsumer::Poll(size_t max_records) {
+  std::vector<IncomingRecord> records;
+  while (records.size() < max_records) {
+    std::unique_ptr<RdKafka::Message> m(consumer_->consume(0));
+    if (!m || m->err() == RdKafka::ERR__TIMED_OUT) break;
+    if (m->err() == RdKafka::ERR_NO_ERROR) {
+      records.push_back(ToIncoming(*m));
+    } else if (m->err() != RdKafka::ERR__PARTITION_EOF) {
+      logger_.Warn("consumer: " + m->errstr());
+    }
+  }
+  return records;
+}
+
+void SourceConsumer::CommitAsync(const std::map<TopicPartitionId, int64_t>& offsets) {
+  if (offsets.empty()) return;
+  OffsetList list(offsets);
+  const RdKafka::ErrorCode err = consumer_->commitAsync(list.get());
+  if (err != RdKafka::ERR_NO_ERROR) logger_.Warn("commit offsets: " + RdKafka::err2str(err));
+}
+
+Status SourceConsumer::CommitSync(const std::map<TopicPartitionId, int64_t>& offsets) {
+  if (offsets.empty()) return Status::Ok();
+  OffsetList list(offsets);
+  const RdKafka::ErrorCode err = consumer_->commitSync(list.get());
+  if (err != RdKafka::ERR_NO_ERROR) {
+    return Status::Unavailable("commit offsets: " + RdKafka::err2str(err));
+  }
+  return Status::Ok();
+}
+
+void SourceConsumer::Close() {
+  if (closed_ || !consumer_) return;
+  closed_ = true;
+  consumer_->close();
+}
+
+Result<std::unique_ptr<KafkaWakeup>> SourceConsumer::MakeWakeup(boost::asio::io_context& io) {
+  return KafkaWakeup::Create(io, rd_kafka_queue_get_consumer(consumer_->c_ptr()));
+}
+
+}  // namespace delaybridge::plugin

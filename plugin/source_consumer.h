@@ -1,0 +1,87 @@
+// SourceConsumer: the consumer-group member reading the delay topics. Offsets are never
+// committed automatically: the bridge commits explicit offsets once the records they cover
+// are durable. Partition assignment and revocation are reported to a RebalanceListener,
+// called on the polling thread before the assignment changes, so the listener can open
+// stores or sync, commit and close them.
+//
+// Thread-safety: one owner thread calls every method; rebalance callbacks arrive on it from
+// Poll() and Close().
+#pragma once
+
+#include <librdkafka/rdkafkacpp.h>
+
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "plugin/ingest.h"
+#include "plugin/kafka_events.h"
+#include "plugin/kafka_wakeup.h"
+#include "plugin/log.h"
+
+namespace delaybridge::plugin {
+
+struct TopicPartitionId {
+  std::string topic;
+  int32_t partition = 0;
+  auto operator<=>(const TopicPartitionId&) const = default;
+  std::string ToString() const { return topic + "-" + std::to_string(partition); }
+};
+
+class RebalanceListener {
+ public:
+  virtual ~RebalanceListener() = default;
+  virtual void OnAssigned(const std::vector<TopicPartitionId>& partitions) = 0;
+  virtual void OnRevoked(const std::vector<TopicPartitionId>& partitions) = 0;
+};
+
+class SourceConsumer {
+ public:
+  static Result<std::unique_ptr<SourceConsumer>> Create(
+      const std::map<std::string, std::string>& kafka, const std::string& group_id, Logger& logger,
+      RebalanceListener& listener);
+  ~SourceConsumer();
+
+  Status Subscribe(const std::vector<std::string>& topics);
+
+  // Returns up to max_records records without blocking; rebalances and errors are served
+  // as a side effect. Consumer errors are logged (the broker being down is not fatal).
+  std::vector<IncomingRecord> Poll(size_t max_records);
+
+  // Commits "resume at offset" for each partition.
+  void CommitAsync(const std::map<TopicPartitionId, int64_t>& offsets);
+  Status CommitSync(const std::map<TopicPartitionId, int64_t>& offsets);
+
+  // Leaves the group (revocation callbacks run first).
+  void Close();
+  bool fatal() const { return events_.fatal(); }
+
+  Result<std::unique_ptr<KafkaWakeup>> MakeWakeup(boost::asio::io_context& io);
+
+ private:
+  class Rebalance : public RdKafka::RebalanceCb {
+   public:
+    Rebalance(Logger& logger, RebalanceListener& listener) : logger_(logger), listener_(listener) {}
+    void rebalance_cb(RdKafka::KafkaConsumer* consumer, RdKafka::ErrorCode err,
+                      std::vector<RdKafka::TopicPartition*>& partitions) override;
+
+   private:
+    Logger& logger_;
+    RebalanceListener& listener_;
+  };
+
+  SourceConsumer(Logger& logger, RebalanceListener& listener);
+
+  Logger& logger_;
+  KafkaEventLogger events_;
+  Rebalance rebalance_;
+  std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
+  bool closed_ = false;
+};
+
+}  // namespace delaybridge::plugin
