@@ -242,6 +242,21 @@ Status TestConsumer::Subscribe(const std::vector<std::string>& topics) {
   return Status::Ok();
 }
 
+Status TestConsumer::AssignFromBeginning(
+    const std::map<std::string, int32_t>& partitions_by_topic) {
+  std::vector<RdKafka::TopicPartition*> partitions;
+  for (const auto& [topic, count] : partitions_by_topic) {
+    for (int32_t p = 0; p < count; ++p) {
+      partitions.push_back(
+          RdKafka::TopicPartition::create(topic, p, RdKafka::Topic::OFFSET_BEGINNING));
+    }
+  }
+  const RdKafka::ErrorCode err = consumer_->assign(partitions);
+  RdKafka::TopicPartition::destroy(partitions);
+  if (err != RdKafka::ERR_NO_ERROR) return Status::Unavailable("assign: " + RdKafka::err2str(err));
+  return Status::Ok();
+}
+
 std::vector<ConsumedRecord> TestConsumer::ConsumeUntil(
     const std::function<bool(const std::vector<ConsumedRecord>&)>& done,
     std::chrono::milliseconds timeout) {

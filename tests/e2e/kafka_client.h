@@ -103,6 +103,9 @@ class TestConsumer {
   ~TestConsumer();
 
   Status Subscribe(const std::vector<std::string>& topics);
+  // Reads every partition of the topics from the beginning without group management, so a
+  // broker outage longer than the session timeout cannot make it re-read (no rebalance).
+  Status AssignFromBeginning(const std::map<std::string, int32_t>& partitions_by_topic);
   // Polls until done(records so far) returns true or the timeout passes; returns all records
   // received in this call. The timeout is not an error: callers check what they got.
   std::vector<ConsumedRecord> ConsumeUntil(

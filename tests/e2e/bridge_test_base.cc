@@ -1,0 +1,181 @@
+#include "tests/e2e/bridge_test_base.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+
+namespace delaybridge::e2e {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::string Quoted(const std::string& text) { return "\"" + text + "\""; }
+
+}  // namespace
+
+void BridgeTestBase::SetUpBridge(const BridgeTopology& topology, const std::string& extra_yaml) {
+  Result<std::string> bootstrap = BootstrapFromEnv();
+  ASSERT_TRUE(bootstrap.ok()) << bootstrap.status().ToString();
+  bootstrap_ = *bootstrap;
+  topology_ = topology;
+
+  const std::string base = UniqueName("e2e");
+  delay_topic_ = base + ".delayed";
+  target_topic_ = base + ".delivered";
+  alt_topic_ = base + ".other";
+  dlq_topic_ = base + ".dlq";
+  const Status created = CreateTopics(bootstrap_, {{delay_topic_, topology.delay_partitions},
+                                                   {target_topic_, topology.target_partitions},
+                                                   {alt_topic_, topology.alt_partitions},
+                                                   {dlq_topic_, topology.dlq_partitions}});
+  ASSERT_TRUE(created.ok()) << created.ToString();
+
+  work_dir_ = std::filesystem::temp_directory_path() / base;
+  std::filesystem::create_directories(work_dir_ / "data");
+  config_path_ = (work_dir_ / "config.yaml").string();
+  std::ofstream config(config_path_);
+  // session.timeout.ms: a SIGKILLed member is evicted after 6 s (the broker's minimum) instead
+  // of librdkafka's default 45 s, so restarts rejoin quickly.
+  config << "kafka:\n"
+         << "  bootstrap.servers: " << Quoted(bootstrap_) << "\n"
+         << "  session.timeout.ms: \"6000\"\n"
+         << "routes:\n"
+         << "  " << Quoted(delay_topic_) << ": " << Quoted(target_topic_) << "\n"
+         << "allowed_targets: [" << Quoted(target_topic_) << ", " << Quoted(alt_topic_) << "]\n"
+         << "dead_letter_topic: " << Quoted(dlq_topic_) << "\n"
+         << "group_id: " << Quoted(base + ".bridge") << "\n"
+         << "storage:\n"
+         << "  dir: " << Quoted((work_dir_ / "data").string()) << "\n"
+         << "  checkpoint_interval_ms: " << kCheckpointIntervalMs << "\n"
+         << "wheel:\n"
+         << "  tick_ms: 1\n"
+         << "  preload_seconds: 5\n"
+         << "max_delay: 1h\n"
+         << "stats_interval_s: 5\n"
+         << extra_yaml;
+  config.close();
+  ASSERT_TRUE(config.good()) << "writing " << config_path_;
+
+  bridge_ = std::make_unique<BridgeChild>(DELAYBRIDGE_BIN, config_path_,
+                                          (work_dir_ / "bridge.log").string());
+  auto producer = TestProducer::Create(bootstrap_);
+  ASSERT_TRUE(producer.ok()) << producer.status().ToString();
+  producer_ = std::move(producer).value();
+  auto collector = TestConsumer::Create(bootstrap_, base + ".collector");
+  ASSERT_TRUE(collector.ok()) << collector.status().ToString();
+  collector_ = std::move(collector).value();
+  const Status assigned =
+      collector_->AssignFromBeginning({{target_topic_, topology.target_partitions},
+                                       {alt_topic_, topology.alt_partitions},
+                                       {dlq_topic_, topology.dlq_partitions}});
+  ASSERT_TRUE(assigned.ok()) << assigned.ToString();
+}
+
+void BridgeTestBase::TearDown() {
+  if (broker_stopped_) {
+    const Status restarted = StartBroker();
+    EXPECT_TRUE(restarted.ok()) << restarted.ToString();
+  }
+  if (bridge_ && bridge_->Running()) {
+    // A clean stop at the end is part of the contract: SIGTERM exits 0.
+    Result<int> stopped = bridge_->Stop(SIGTERM, seconds(60));
+    EXPECT_TRUE(stopped.ok()) << stopped.status().ToString();
+    if (stopped.ok()) {
+      EXPECT_TRUE(WIFEXITED(*stopped) && WEXITSTATUS(*stopped) == 0)
+          << "SIGTERM: " << DescribeWaitStatus(*stopped);
+    }
+  }
+  if (HasFailure()) {
+    if (bridge_) {
+      std::cerr << "---- bridge log tail (" << bridge_->log_path() << ") ----\n"
+                << bridge_->LogTail() << "\n----\n";
+    }
+    std::cerr << "kept " << work_dir_ << " for inspection\n";
+  } else if (!work_dir_.empty()) {
+    std::filesystem::remove_all(work_dir_);
+  }
+}
+
+void BridgeTestBase::StartBridgeAndWaitReady(seconds timeout) {
+  const Status started = bridge_->Start();
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  const std::string tag = std::to_string(++probes_);
+  ASSERT_TRUE(producer_->Produce(ProbeRecord(delay_topic_, tag)).ok());
+  ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
+  bool seen = false;
+  const std::string want = "probe=" + tag;
+  ReceiveUntil(
+      [&] {
+        for (auto it = received_.rbegin(); it != received_.rend() && !seen; ++it) {
+          seen = it->value == want;
+        }
+        return seen || !bridge_->Running();
+      },
+      timeout);
+  ASSERT_TRUE(bridge_->Running()) << "bridge exited during start-up: " << bridge_->DescribeExit();
+  ASSERT_TRUE(seen) << "probe " << tag << " not delivered within " << timeout.count() << " s";
+}
+
+void BridgeTestBase::Absorb(std::vector<ConsumedRecord> records) {
+  for (ConsumedRecord& record : records) {
+    if (const auto id = WorkloadId(record.value)) seen_ids_.insert(*id);
+    received_.push_back(std::move(record));
+  }
+}
+
+void BridgeTestBase::ReceiveUntil(const std::function<bool()>& done, milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    // Short batches so done() is re-evaluated often.
+    size_t batch = 0;
+    Absorb(collector_->ConsumeUntil(
+        [&batch](const std::vector<ConsumedRecord>& r) { return (batch = r.size()) >= 5000; },
+        milliseconds(200)));
+  }
+}
+
+void BridgeTestBase::ReceiveFor(milliseconds quiet) { Absorb(collector_->ConsumeFor(quiet)); }
+
+Status BridgeTestBase::KafkaScript(const std::string& command) {
+  const char* script = std::getenv("DELAYBRIDGE_KAFKA_SCRIPT");
+  if (script == nullptr) {
+    return Status::FailedPrecondition("DELAYBRIDGE_KAFKA_SCRIPT is not set (run through ctest)");
+  }
+  // kafka.sh reads KAFKA_PORT and KAFKA_STATE_DIR from the environment CTest set.
+  const std::string line = "bash '" + std::string(script) + "' " + command;
+  const int status = std::system(line.c_str());
+  if (status != 0) {
+    return Status::Unavailable(line + ": " + DescribeWaitStatus(status));
+  }
+  return Status::Ok();
+}
+
+Status BridgeTestBase::StopBroker() {
+  broker_stopped_ = true;
+  return KafkaScript("stop");
+}
+
+Status BridgeTestBase::StartBroker() {
+  Status started = KafkaScript("start");
+  if (started.ok()) broker_stopped_ = false;
+  return started;
+}
+
+std::map<std::string, int32_t> BridgeTestBase::TargetPartitions() const {
+  return {{target_topic_, topology_.target_partitions}, {alt_topic_, topology_.alt_partitions}};
+}
+
+WorkloadSpec BridgeTestBase::Spec(uint64_t seed, int64_t max_delay_ms) const {
+  WorkloadSpec spec;
+  spec.delay_topic = delay_topic_;
+  spec.default_target = target_topic_;
+  spec.alt_target = alt_topic_;
+  spec.max_delay_ms = max_delay_ms;
+  spec.seed = seed;
+  return spec;
+}
+
+}  // namespace delaybridge::e2e

@@ -1,0 +1,268 @@
+#include "tests/e2e/delay_workload.h"
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+
+#include "tests/e2e/java_partitioner.h"
+
+namespace delaybridge::e2e {
+namespace {
+
+constexpr size_t kMaxListed = 10;
+
+// Header styles, drawn with the weights in kStyleWeights.
+enum Style : int {
+  kDelayOnly = 0,  // x-delay, counted from the record timestamp the test sets
+  kDeliverAtOnly,  // x-deliver-at
+  kBoth,           // both; x-deliver-at must win (x-delay says something earlier)
+  kZeroDelay,      // x-delay: 0
+  kNoHeader,       // no delay header: deliver now
+};
+constexpr int kStyleWeights[] = {40, 40, 10, 5, 5};
+
+bool IsSourceHeader(const std::string& name) { return name == "x-delay-source"; }
+
+void Note(DeliveryReport& report, const std::string& problem) {
+  if (report.problems.size() < kMaxListed) report.problems.push_back(problem);
+}
+
+// "<delay topic>/<partition>/<offset>" with both numbers decimal.
+bool WellFormedSource(const std::string& value, const std::string& delay_topic) {
+  if (value.rfind(delay_topic + "/", 0) != 0) return false;
+  const std::string rest = value.substr(delay_topic.size() + 1);
+  const size_t slash = rest.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == rest.size()) return false;
+  return std::all_of(rest.begin(), rest.end(), [](char c) { return c == '/' || isdigit(c); }) &&
+         std::count(rest.begin(), rest.end(), '/') == 1;
+}
+
+}  // namespace
+
+std::string LatenessSummary::ToString() const {
+  std::ostringstream out;
+  out << "n=" << count << " p50=" << p50_ms << "ms p99=" << p99_ms << "ms max=" << max_ms << "ms";
+  return out.str();
+}
+
+LatenessSummary Summarize(std::vector<int64_t>& samples_ms) {
+  LatenessSummary summary;
+  summary.count = samples_ms.size();
+  if (samples_ms.empty()) return summary;
+  std::sort(samples_ms.begin(), samples_ms.end());
+  auto at = [&](double q) {
+    return samples_ms[std::min(samples_ms.size() - 1, static_cast<size_t>(q * samples_ms.size()))];
+  };
+  summary.p50_ms = at(0.50);
+  summary.p99_ms = at(0.99);
+  summary.max_ms = samples_ms.back();
+  return summary;
+}
+
+std::string DeliveryReport::ToString() const {
+  std::ostringstream out;
+  out << "expected=" << expected << " delivered=" << delivered << " missing=" << missing()
+      << " duplicates=" << duplicates << " early=" << early << " wrong_topic=" << wrong_topic
+      << " wrong_partition=" << wrong_partition << " wrong_content=" << wrong_content
+      << " unknown=" << unknown << "\n  lateness at the broker (target timestamp - deliver_at): "
+      << produce_lateness.ToString()
+      << "\n  lateness at the consumer (received - deliver_at): " << receive_lateness.ToString();
+  if (!missing_ids.empty()) {
+    out << "\n  missing ids:";
+    for (int64_t id : missing_ids) out << " " << id;
+  }
+  for (const std::string& problem : problems) out << "\n  " << problem;
+  return out.str();
+}
+
+DelayWorkload::DelayWorkload(WorkloadSpec spec) : spec_(std::move(spec)), rng_(spec_.seed) {}
+
+size_t DelayWorkload::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ledger_.size();
+}
+
+OutgoingRecord DelayWorkload::Next() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::discrete_distribution<int> style(std::begin(kStyleWeights), std::end(kStyleWeights));
+  std::uniform_int_distribution<int64_t> delay(0, spec_.max_delay_ms);
+  const int s = style(rng_);
+  const bool alt = !spec_.alt_target.empty() && rng_() % 5 == 0;
+  return Build(static_cast<int64_t>(ledger_.size()), delay(rng_), s, alt);
+}
+
+OutgoingRecord DelayWorkload::NextWithDelay(int64_t delay_ms, bool deliver_at_style) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Build(static_cast<int64_t>(ledger_.size()), delay_ms,
+               deliver_at_style ? kDeliverAtOnly : kDelayOnly, false);
+}
+
+OutgoingRecord DelayWorkload::Build(int64_t id, int64_t delay_ms, int style, bool alt_target) {
+  const int64_t now_ms = NowMs();
+  OutgoingRecord out;
+  out.topic = spec_.delay_topic;
+  ExpectedRecord expected;
+  expected.topic = alt_target ? spec_.alt_target : spec_.default_target;
+
+  if (rng_() % 20 != 0) out.key = "key-" + std::to_string(rng_() % spec_.key_space);
+  std::string payload(16 + rng_() % 240, 'x');
+  for (char& c : payload) c = static_cast<char>('a' + rng_() % 26);
+  out.value = "id=" + std::to_string(id) + "|" + payload;
+
+  Headers user = {{"trace-id", "t" + std::to_string(id)}};
+  if (rng_() % 3 == 0) user.emplace_back("empty", std::nullopt);
+  if (rng_() % 5 == 0) {
+    user.emplace_back("dup", "first");
+    user.emplace_back("dup", "second");
+  }
+
+  switch (style) {
+    case kDelayOnly:
+      out.timestamp_ms = now_ms;
+      out.headers.emplace_back("x-delay", std::to_string(delay_ms));
+      expected.deliver_at_ms = now_ms + delay_ms;
+      break;
+    case kDeliverAtOnly:
+      out.headers.emplace_back("x-deliver-at", std::to_string(now_ms + delay_ms));
+      expected.deliver_at_ms = now_ms + delay_ms;
+      break;
+    case kBoth:
+      out.timestamp_ms = now_ms;
+      out.headers.emplace_back("x-delay", std::to_string(delay_ms / 2));
+      out.headers.emplace_back("x-deliver-at", std::to_string(now_ms + delay_ms));
+      expected.deliver_at_ms = now_ms + delay_ms;
+      break;
+    case kZeroDelay:
+      out.headers.emplace_back("x-delay", "0");
+      expected.deliver_at_ms = now_ms;
+      break;
+    default:
+      expected.deliver_at_ms = now_ms;
+      break;
+  }
+  // Control headers go anywhere among the user's; the bridge must strip them wherever they are.
+  if (alt_target) out.headers.emplace_back("x-target-topic", spec_.alt_target);
+  for (auto& header : user) {
+    out.headers.insert(out.headers.begin() + static_cast<long>(rng_() % (out.headers.size() + 1)),
+                       header);
+  }
+  for (const auto& header : out.headers) {
+    if (header.first != "x-delay" && header.first != "x-deliver-at" &&
+        header.first != "x-target-topic") {
+      expected.headers.push_back(header);
+    }
+  }
+  expected.key = out.key;
+  expected.value = out.value;
+  ledger_.push_back(std::move(expected));
+  return out;
+}
+
+DeliveryReport DelayWorkload::CheckDeliveries(
+    const std::vector<ConsumedRecord>& received,
+    const std::map<std::string, int32_t>& partitions) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  DeliveryReport report;
+  report.expected = ledger_.size();
+  std::vector<std::vector<const ConsumedRecord*>> copies(ledger_.size());
+  std::vector<int64_t> produce_lateness;
+  std::vector<int64_t> receive_lateness;
+
+  for (const ConsumedRecord& record : received) {
+    if (record.value.rfind("probe=", 0) == 0) continue;
+    const std::optional<int64_t> id = WorkloadId(record.value);
+    if (!id || *id < 0 || static_cast<size_t>(*id) >= ledger_.size()) {
+      ++report.unknown;
+      Note(report, "unknown record on " + record.topic + ": " + record.value.substr(0, 40));
+      continue;
+    }
+    copies[*id].push_back(&record);
+    const ExpectedRecord& want = ledger_[*id];
+    const std::string where = "id " + std::to_string(*id) + " (" + record.topic + "/" +
+                              std::to_string(record.partition) + "@" +
+                              std::to_string(record.offset) + ")";
+
+    if (record.timestamp_ms < want.deliver_at_ms || record.received_at_ms < want.deliver_at_ms) {
+      ++report.early;
+      Note(report, where + " early: deliver_at " + std::to_string(want.deliver_at_ms) +
+                       ", target timestamp " + std::to_string(record.timestamp_ms) + ", received " +
+                       std::to_string(record.received_at_ms));
+    }
+    produce_lateness.push_back(record.timestamp_ms - want.deliver_at_ms);
+    receive_lateness.push_back(record.received_at_ms - want.deliver_at_ms);
+
+    if (record.topic != want.topic) {
+      ++report.wrong_topic;
+      Note(report, where + " expected on topic " + want.topic);
+    } else if (want.key) {
+      const auto it = partitions.find(record.topic);
+      const int32_t expected_partition =
+          it == partitions.end() ? -1 : JavaPartitionForKey(*want.key, it->second);
+      if (record.partition != expected_partition) {
+        ++report.wrong_partition;
+        Note(report, where + " key " + *want.key + " belongs in partition " +
+                         std::to_string(expected_partition));
+      }
+    }
+
+    Headers user_headers;
+    int sources = 0;
+    bool source_ok = true;
+    for (const auto& header : record.headers) {
+      if (IsSourceHeader(header.first)) {
+        ++sources;
+        source_ok =
+            source_ok && header.second && WellFormedSource(*header.second, spec_.delay_topic);
+      } else {
+        user_headers.push_back(header);
+      }
+    }
+    if (record.key != want.key || record.value != want.value || user_headers != want.headers ||
+        sources != 1 || !source_ok) {
+      ++report.wrong_content;
+      std::string got;
+      for (const auto& [name, value] : record.headers) {
+        got += " " + name + "=" + (value ? *value : "<null>");
+      }
+      Note(report, where + " content differs (key/value/headers/x-delay-source); headers:" + got);
+    }
+  }
+
+  for (size_t id = 0; id < copies.size(); ++id) {
+    if (copies[id].empty()) {
+      if (report.missing_ids.size() < kMaxListed) {
+        report.missing_ids.push_back(static_cast<int64_t>(id));
+      }
+      continue;
+    }
+    ++report.delivered;
+    if (copies[id].size() > 1) {
+      report.duplicates += copies[id].size() - 1;
+      auto& all = report.duplicated[static_cast<int64_t>(id)];
+      for (const ConsumedRecord* copy : copies[id]) all.push_back(*copy);
+    }
+  }
+  report.produce_lateness = Summarize(produce_lateness);
+  report.receive_lateness = Summarize(receive_lateness);
+  return report;
+}
+
+OutgoingRecord ProbeRecord(const std::string& delay_topic, const std::string& tag) {
+  OutgoingRecord probe;
+  probe.topic = delay_topic;
+  probe.key = "probe";
+  probe.value = "probe=" + tag;
+  return probe;
+}
+
+std::optional<int64_t> WorkloadId(const std::string& value) {
+  if (value.rfind("id=", 0) != 0) return std::nullopt;
+  const size_t bar = value.find('|');
+  if (bar == std::string::npos) return std::nullopt;
+  int64_t id = 0;
+  const auto [end, ec] = std::from_chars(value.data() + 3, value.data() + bar, id);
+  if (ec != std::errc() || end != value.data() + bar) return std::nullopt;
+  return id;
+}
+
+}  // namespace delaybridge::e2e
