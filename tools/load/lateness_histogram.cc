@@ -32,7 +32,7 @@ void LatenessHistogram::Record(int64_t lateness_us) {
     max_us_ = std::max(max_us_, lateness_us);
   }
   ++count_;
-  sum_us_ += lateness_us;
+  sum_us_ += static_cast<double>(lateness_us);
   if (lateness_us < 0) ++early_count_;
   ++buckets_[BucketOf(std::max<int64_t>(lateness_us, 0))];
 }

@@ -25,7 +25,7 @@ class LatenessHistogram {
   // Smallest and largest recorded values (exact); 0 when empty.
   int64_t min_us() const { return count_ ? min_us_ : 0; }
   int64_t max_us() const { return count_ ? max_us_ : 0; }
-  double mean_us() const { return count_ ? static_cast<double>(sum_us_) / count_ : 0; }
+  double mean_us() const { return count_ ? sum_us_ / static_cast<double>(count_) : 0; }
 
   // The value at percentile p (0 < p <= 100): the upper edge of the bucket holding the sample of
   // rank ceil(p% of count), capped at max_us so that p100 is exact. 0 when empty.
@@ -46,7 +46,7 @@ class LatenessHistogram {
   int64_t early_count_ = 0;
   int64_t min_us_ = 0;
   int64_t max_us_ = 0;
-  int64_t sum_us_ = 0;
+  double sum_us_ = 0;  // double: a sum of int64 samples may overflow int64
 };
 
 }  // namespace delaybridge::load

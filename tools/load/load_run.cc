@@ -42,6 +42,19 @@ struct Clients {
   int32_t target_partitions = 0;
 };
 
+// Partition count of `topic`, retrying while a just-created topic is not yet in the metadata.
+Result<int32_t> WaitForPartitions(rd_kafka_t* handle, const std::string& topic) {
+  const int64_t start_ms = EpochMs();
+  while (true) {
+    Result<int32_t> partitions = PartitionCount(handle, topic, kMetadataTimeoutMs);
+    if (partitions.ok() || partitions.status().code() != Status::Code::kNotFound ||
+        EpochMs() - start_ms > kMetadataTimeoutMs) {
+      return partitions;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 Status Connect(const LoadOptions& options, LoadProducer& load_producer, Clients& clients) {
   clients.bootstrap = options.bootstrap;
   if (options.bootstrap == "embedded") {
@@ -67,12 +80,11 @@ Status Connect(const LoadOptions& options, LoadProducer& load_producer, Clients&
                          {{"message.timestamp.type", "LogAppendTime"}}, kMetadataTimeoutMs);
     if (!status.ok()) return status;
   }
-  Result<int32_t> delay_partitions =
-      PartitionCount(clients.producer.get(), options.delay_topic, kMetadataTimeoutMs);
+  Result<int32_t> delay_partitions = WaitForPartitions(clients.producer.get(), options.delay_topic);
   if (!delay_partitions.ok()) return delay_partitions.status();
   clients.delay_partitions = *delay_partitions;
   Result<int32_t> target_partitions =
-      PartitionCount(clients.producer.get(), options.target_topic, kMetadataTimeoutMs);
+      WaitForPartitions(clients.producer.get(), options.target_topic);
   if (!target_partitions.ok()) return target_partitions.status();
   clients.target_partitions = *target_partitions;
   return Status::Ok();
