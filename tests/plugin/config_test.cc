@@ -1,0 +1,196 @@
+// Configuration parsing: the shipped config.yaml loads, every key is read, and every bad value
+// is rejected with the key's path in the message.
+#include "plugin/config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace delaybridge::plugin {
+namespace {
+
+const char* kMinimal = R"(
+kafka:
+  bootstrap.servers: "127.0.0.1:9092"
+routes:
+  delayed: delivered
+allowed_targets: [delivered, other]
+dead_letter_topic: delayed.dlq
+storage:
+  dir: /tmp/x
+)";
+
+// The minimal config with `line` appended (a top-level key, or a section with its keys).
+std::string With(const std::string& extra) { return std::string(kMinimal) + extra + "\n"; }
+
+std::string ErrorOf(const std::string& yaml) {
+  auto config = ParseConfig(yaml);
+  EXPECT_FALSE(config.ok()) << "accepted:\n" << yaml;
+  return config.ok() ? "" : config.status().message();
+}
+
+TEST(ConfigTest, ShippedConfigLoadsWithDefaults) {
+  auto config = LoadConfigFile(std::string(DELAYBRIDGE_SOURCE_DIR) + "/config.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_TRUE(config->embedded);
+  EXPECT_TRUE(config->kafka.empty());
+  EXPECT_EQ(config->routes.at("delayed"), "delivered");
+  EXPECT_EQ(config->allowed_targets, std::set<std::string>{"delivered"});
+  EXPECT_EQ(config->dead_letter_topic, "delayed.dlq");
+  EXPECT_EQ(config->storage_dir, "./data");
+  EXPECT_EQ(config->tick_ms, 1);
+  EXPECT_EQ(config->preload_seconds, 5);
+  EXPECT_EQ(config->max_delay_ms, 3650LL * 86'400'000);
+  EXPECT_EQ(config->group_id, "delaybridge");
+  EXPECT_EQ(config->sync_interval_ms, 5);
+}
+
+TEST(ConfigTest, ReadsEveryOptionalKey) {
+  auto good = ParseConfig(R"(
+kafka: {bootstrap.servers: "b:1", session.timeout.ms: 6000, client.id: me}
+routes: {a: b}
+dead_letter_topic: dlq
+group_id: g1
+storage: {dir: d, sync_interval_ms: 7, checkpoint_interval_ms: 50, max_open_hours: 3}
+wheel: {tick_ms: 2, preload_seconds: 7, max_preloaded_records: 1000}
+max_delay: 15m
+max_record_bytes: 2048
+embedded: {partitions: 8}
+log_level: debug
+stats_interval_s: 9
+)");
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_FALSE(good->embedded);
+  EXPECT_EQ(good->kafka.at("bootstrap.servers"), "b:1");
+  EXPECT_EQ(good->kafka.at("session.timeout.ms"), "6000");
+  EXPECT_EQ(good->group_id, "g1");
+  EXPECT_EQ(good->sync_interval_ms, 7);
+  EXPECT_EQ(good->checkpoint_interval_ms, 50);
+  EXPECT_EQ(good->max_open_hours, 3u);
+  EXPECT_EQ(good->tick_ms, 2);
+  EXPECT_EQ(good->preload_seconds, 7);
+  EXPECT_EQ(good->max_preloaded_records, 1000u);
+  EXPECT_EQ(good->max_delay_ms, 15 * 60'000);
+  EXPECT_EQ(good->max_record_bytes, 2048u);
+  EXPECT_EQ(good->embedded_partitions, 8);
+  EXPECT_EQ(good->log_level, LogLevel::kDebug);
+  EXPECT_EQ(good->stats_interval_s, 9);
+  EXPECT_TRUE(good->allowed_targets.empty());
+  EXPECT_EQ(good->OutputTopics(), (std::set<std::string>{"b", "dlq"}));
+}
+
+TEST(ConfigTest, ParsesDurations) {
+  EXPECT_EQ(ParseDurationMs("500ms").value(), 500);
+  EXPECT_EQ(ParseDurationMs("30s").value(), 30'000);
+  EXPECT_EQ(ParseDurationMs("15m").value(), 900'000);
+  EXPECT_EQ(ParseDurationMs("2h").value(), 7'200'000);
+  EXPECT_EQ(ParseDurationMs("3650d").value(), 3650LL * 86'400'000);
+  for (const char* bad : {"", "ms", "10", "10x", "-5s", "1.5h", " 5s", "5 s",
+                          "99999999999999999999d", "106751991167301d"}) {
+    EXPECT_FALSE(ParseDurationMs(bad).ok()) << bad;
+  }
+}
+
+TEST(ConfigTest, ErrorsNameTheKeyPath) {
+  struct Case {
+    std::string yaml;
+    std::string expected;
+  };
+  const std::string tail = "storage:\n  dir: d\n";
+  const Case cases[] = {
+      {With("wheel:\n  tick_ms: abc"), "wheel.tick_ms: must be a positive integer, got \"abc\""},
+      {With("wheel:\n  tick_ms: 0"), "wheel.tick_ms: must be a positive integer, got \"0\""},
+      {With("wheel:\n  tick_ms: 5000"), "wheel.tick_ms: must be at most 1000, got \"5000\""},
+      {With("wheel:\n  preload_seconds: -1"), "wheel.preload_seconds: must be a positive integer"},
+      {With("wheel:\n  speed: 3"), "wheel.speed: unknown key"},
+      {With("wheel: 3"), "wheel: must be a map"},
+      {With("colour: blue"), "colour: unknown key"},
+      {With("max_delay: 10"),
+       "max_delay: must be a duration like 500ms, 30s, 15m, 2h or 3650d, got \"10\""},
+      {With("max_delay: 0s"), "max_delay: must be greater than zero"},
+      {With("max_record_bytes: big"), "max_record_bytes: must be a positive integer, got \"big\""},
+      {With("max_record_bytes: 999999999"), "max_record_bytes: must be at most 16777216"},
+      {With("log_level: loud"), "log_level: must be one of debug, info, warn, error, got \"loud\""},
+      {With("stats_interval_s: [1]"),
+       "stats_interval_s: must be a single value, not a list or a map"},
+      {With("embedded:\n  partitions: 0"), "embedded.partitions: must be a positive integer"},
+      {With("group_id: \"\""), "group_id: must be a non-empty consumer group id"},
+      {std::string(kMinimal) + "  sync_interval_ms: x\n",
+       "storage.sync_interval_ms: must be a positive integer, got \"x\""},
+      {std::string(kMinimal) + "  checkpoint_interval_ms: 0\n",
+       "storage.checkpoint_interval_ms: must be a positive integer"},
+      {std::string(kMinimal) + "  max_open_hours: y\n",
+       "storage.max_open_hours: must be a positive integer"},
+      {std::string(kMinimal) + "  flavour: z\n", "storage.flavour: unknown key"},
+      {"kafka:\n  bootstrap.servers: b\nroutes: {a: b}\ndead_letter_topic: dlq\n",
+       "storage: required"},
+      {"kafka:\n  bootstrap.servers: b\nroutes: {a: b}\n" + tail, "dead_letter_topic: required"},
+      {"kafka:\n  bootstrap.servers: b\ndead_letter_topic: dlq\n" + tail, "routes: required"},
+      {"routes: {a: b}\ndead_letter_topic: dlq\n" + tail, "kafka: required"},
+      {"kafka: {client.id: x}\nroutes: {a: b}\ndead_letter_topic: dlq\n" + tail,
+       "kafka.bootstrap.servers: required"},
+      {"kafka: {bootstrap.servers: b, no.such.property: 1}\nroutes: {a: b}\ndead_letter_topic: "
+       "dlq\n" +
+           tail,
+       "kafka.no.such.property: No such configuration property"},
+      {"kafka: {bootstrap.servers: b, session.timeout.ms: soon}\nroutes: {a: "
+       "b}\ndead_letter_topic: dlq\n" +
+           tail,
+       "kafka.session.timeout.ms: "},
+      {"kafka: {bootstrap.servers: b, group.id: g}\nroutes: {a: b}\ndead_letter_topic: dlq\n" +
+           tail,
+       "kafka.group.id: is set by the bridge itself and cannot be overridden (use group_id)"},
+      {"kafka: {bootstrap.servers: b, enable.auto.commit: true}\nroutes: {a: "
+       "b}\ndead_letter_topic: dlq\n" +
+           tail,
+       "kafka.enable.auto.commit: is set by the bridge itself"},
+      {"kafka: {bootstrap.servers: b}\nroutes: {}\ndead_letter_topic: dlq\n" + tail,
+       "routes: must be a non-empty map of delay topic -> target topic"},
+      {"kafka: {bootstrap.servers: b}\nroutes: {a: \"\"}\ndead_letter_topic: dlq\n" + tail,
+       "routes.a: must be a topic name, got an empty value"},
+      {"kafka: {bootstrap.servers: b}\nroutes: {a: b}\nallowed_targets: c\ndead_letter_topic: "
+       "dlq\n" +
+           tail,
+       "allowed_targets: must be a list of topic names"},
+      {"kafka: {bootstrap.servers: b}\nroutes: {a: b}\nallowed_targets: [c, "
+       "[d]]\ndead_letter_topic: dlq\n" +
+           tail,
+       "allowed_targets[1]: must be a single value"},
+      {"kafka: {bootstrap.servers: b}\nroutes: {a: b}\ndead_letter_topic: a\n" + tail,
+       "routes.a: delay topic \"a\" is also a target or the dead_letter_topic"},
+      {"kafka: {bootstrap.servers: b}\nroutes: {a: b, b: c}\ndead_letter_topic: dlq\n" + tail,
+       "routes.b: delay topic \"b\" is also a target"},
+      {"kafka: {bootstrap.servers: b}\nroutes: {a: b}\ndead_letter_topic: dlq\nstorage:\n  dir:\n",
+       "storage.dir: must have a value"},
+      {"kafka: [1, 2\n", "YAML syntax error at line"},
+      {"", "the configuration is empty"},
+      {"- just\n- a list\n", "(top level): must be a map"},
+  };
+  for (const auto& c : cases) {
+    const std::string error = ErrorOf(c.yaml);
+    EXPECT_NE(error.find(c.expected), std::string::npos)
+        << "expected \"" << c.expected << "\" in \"" << error << "\" for:\n"
+        << c.yaml;
+  }
+}
+
+TEST(ConfigTest, MissingFileIsNotFound) {
+  auto config = LoadConfigFile("/nonexistent/delaybridge.yaml");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(config.status().message().find("/nonexistent/delaybridge.yaml"), std::string::npos);
+}
+
+TEST(ConfigTest, DescribeMasksSecrets) {
+  auto config = ParseConfig(
+      "kafka: {bootstrap.servers: b, sasl.password: hunter2, sasl.username: u}\n"
+      "routes: {a: b}\ndead_letter_topic: dlq\nstorage: {dir: d}\n");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  const std::string text = DescribeConfig(*config);
+  EXPECT_EQ(text.find("hunter2"), std::string::npos) << text;
+  EXPECT_NE(text.find("sasl.password: ***"), std::string::npos) << text;
+  EXPECT_NE(text.find("sasl.username: u"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace delaybridge::plugin

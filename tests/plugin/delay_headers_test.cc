@@ -1,0 +1,121 @@
+// Delay header parsing: how x-delay, x-deliver-at and x-target-topic become a delivery time
+// and a target, and every way they can be wrong.
+#include "plugin/delay_headers.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+namespace delaybridge::plugin {
+namespace {
+
+constexpr int64_t kNow = 1'800'000'000'000;
+constexpr int64_t kMaxDelay = 3'600'000;  // 1 h
+const std::set<std::string> kAllowed = {"delivered", "orders"};
+
+DelayParse Parse(std::vector<HeaderView> headers,
+                 std::optional<int64_t> timestamp_ms = kNow - 1000) {
+  return ParseDelayHeaders(headers, timestamp_ms, kNow, "delivered",
+                           DelayPolicy{kMaxDelay, &kAllowed});
+}
+
+int64_t DeliverAt(const DelayParse& p) {
+  EXPECT_TRUE(std::holds_alternative<DelayRequest>(p)) << std::get<std::string>(p);
+  return std::holds_alternative<DelayRequest>(p) ? std::get<DelayRequest>(p).deliver_at_ms : -1;
+}
+
+std::string Reason(const DelayParse& p) {
+  EXPECT_TRUE(std::holds_alternative<std::string>(p));
+  return std::holds_alternative<std::string>(p) ? std::get<std::string>(p) : "";
+}
+
+TEST(DelayHeadersTest, NoHeaderMeansNowToTheRouteTarget) {
+  const DelayParse p = Parse({{"other", "x"}});
+  EXPECT_EQ(DeliverAt(p), kNow);
+  EXPECT_EQ(std::get<DelayRequest>(p).target_topic, "delivered");
+}
+
+TEST(DelayHeadersTest, DelayCountsFromTheRecordTimestamp) {
+  EXPECT_EQ(DeliverAt(Parse({{"x-delay", "5000"}}, kNow - 1000)), kNow + 4000);
+  EXPECT_EQ(DeliverAt(Parse({{"x-delay", "0"}}, kNow - 1000)), kNow);  // past -> now
+  EXPECT_EQ(DeliverAt(Parse({{"x-delay", "5000"}}, std::nullopt)), kNow + 5000);
+  EXPECT_EQ(DeliverAt(Parse({{"x-delay", "3600000"}}, kNow)), kNow + kMaxDelay);  // at the limit
+}
+
+TEST(DelayHeadersTest, DeliverAtIsAbsoluteAndWins) {
+  EXPECT_EQ(DeliverAt(Parse({{"x-deliver-at", std::to_string(kNow + 777)}})), kNow + 777);
+  EXPECT_EQ(DeliverAt(Parse({{"x-delay", "100"}, {"x-deliver-at", std::to_string(kNow + 9)}})),
+            kNow + 9);
+  EXPECT_EQ(DeliverAt(Parse({{"x-deliver-at", std::to_string(kNow + 9)}, {"x-delay", "bad"}})),
+            kNow + 9);
+  EXPECT_EQ(DeliverAt(Parse({{"x-deliver-at", "1"}})), kNow);  // in the past -> now
+  EXPECT_EQ(DeliverAt(Parse({{"x-deliver-at", "0"}})), kNow);
+}
+
+TEST(DelayHeadersTest, LastHeaderCounts) {
+  EXPECT_EQ(DeliverAt(Parse({{"x-delay", "bad"}, {"x-delay", "2000"}}, kNow)), kNow + 2000);
+  EXPECT_NE(Reason(Parse({{"x-delay", "2000"}, {"x-delay", "bad"}}, kNow)), "");
+}
+
+TEST(DelayHeadersTest, TargetTopicMustBeAllowed) {
+  const DelayParse p = Parse({{"x-target-topic", "orders"}});
+  EXPECT_EQ(std::get<DelayRequest>(p).target_topic, "orders");
+  EXPECT_EQ(Reason(Parse({{"x-target-topic", "secrets"}})),
+            "x-target-topic: \"secrets\" is not in allowed_targets");
+  EXPECT_EQ(Reason(Parse({{"x-target-topic", ""}})),
+            "x-target-topic: \"\" is not in allowed_targets");
+  EXPECT_EQ(Reason(Parse({{"x-target-topic", std::nullopt}})), "x-target-topic: null value");
+}
+
+TEST(DelayHeadersTest, EveryBadValueHasAReason) {
+  struct Case {
+    std::vector<HeaderView> headers;
+    std::string reason;
+  };
+  const std::string huge(100, '9');
+  const std::string too_far = std::to_string(kNow + kMaxDelay + 1);  // outlives the views
+  const Case cases[] = {
+      {{{"x-delay", "abc"}}, "x-delay: \"abc\" is not a decimal integer"},
+      {{{"x-delay", ""}}, "x-delay: \"\" is not a decimal integer"},
+      {{{"x-delay", "12ms"}}, "x-delay: \"12ms\" is not a decimal integer"},
+      {{{"x-delay", " 12"}}, "x-delay: \" 12\" is not a decimal integer"},
+      {{{"x-delay", "+12"}}, "x-delay: \"+12\" is not a decimal integer"},
+      {{{"x-delay", "1.5"}}, "x-delay: \"1.5\" is not a decimal integer"},
+      {{{"x-delay", std::nullopt}}, "x-delay: null value, expected decimal milliseconds"},
+      {{{"x-delay", "-1"}}, "x-delay: negative delay \"-1\""},
+      {{{"x-delay", "9223372036854775808"}},
+       "x-delay: \"9223372036854775808\" overflows a 64-bit millisecond count"},
+      {{{"x-delay", huge}}, "x-delay: \"" + huge.substr(0, 64) + "...\" overflows"},
+      {{{"x-delay", "3600001"}}, "x-delay: 3600001 ms is over max_delay 3600000 ms"},
+      {{{"x-deliver-at", "soon"}}, "x-deliver-at: \"soon\" is not a decimal integer"},
+      {{{"x-deliver-at", "-5"}}, "x-deliver-at: negative epoch milliseconds \"-5\""},
+      {{{"x-deliver-at", "99999999999999999999"}},
+       "x-deliver-at: \"99999999999999999999\" overflows"},
+      {{{"x-deliver-at", too_far}},
+       "x-deliver-at: " + too_far + " is 3600001 ms ahead, over max_delay 3600000 ms"},
+  };
+  for (const auto& c : cases) {
+    const std::string reason = Reason(Parse(c.headers));
+    EXPECT_EQ(reason.rfind(c.reason, 0), 0u)
+        << "got \"" << reason << "\", want prefix \"" << c.reason << "\"";
+  }
+}
+
+TEST(DelayHeadersTest, DelayOverflowingTheTimestampIsRejected) {
+  const int64_t late_timestamp = std::numeric_limits<int64_t>::max() - 10;
+  const DelayParse p = ParseDelayHeaders({{"x-delay", "100"}}, late_timestamp, kNow, "delivered",
+                                         DelayPolicy{kMaxDelay, &kAllowed});
+  EXPECT_NE(Reason(p).find("overflows"), std::string::npos) << Reason(p);
+}
+
+TEST(DelayHeadersTest, ControlHeadersAreRecognised) {
+  EXPECT_TRUE(IsDelayControlHeader("x-delay"));
+  EXPECT_TRUE(IsDelayControlHeader("x-deliver-at"));
+  EXPECT_TRUE(IsDelayControlHeader("x-target-topic"));
+  EXPECT_FALSE(IsDelayControlHeader("x-delay-source"));
+  EXPECT_FALSE(IsDelayControlHeader("X-Delay"));  // Kafka header names are case-sensitive
+  EXPECT_FALSE(IsDelayControlHeader("trace-id"));
+}
+
+}  // namespace
+}  // namespace delaybridge::plugin

@@ -1,0 +1,110 @@
+// Ingest decisions and dead letters: an accepted record keeps key, value and every header but
+// the three delay headers; every rejected one becomes a dead letter carrying the original
+// record and the reason.
+#include "plugin/ingest.h"
+
+#include <gtest/gtest.h>
+
+#include "plugin/dead_letter.h"
+
+namespace delaybridge::plugin {
+namespace {
+
+constexpr int64_t kNow = 1'800'000'000'000;
+const std::set<std::string> kAllowed = {"delivered", "orders"};
+
+IngestPolicy Policy(uint32_t max_record_bytes = 4096) {
+  return IngestPolicy{DelayPolicy{3'600'000, &kAllowed}, max_record_bytes};
+}
+
+IncomingRecord Incoming(std::vector<RecordHeader> headers) {
+  IncomingRecord in;
+  in.topic = "delayed";
+  in.partition = 3;
+  in.offset = 42;
+  in.timestamp_ms = kNow - 500;
+  in.key = "k";
+  in.value = "v";
+  in.headers = std::move(headers);
+  return in;
+}
+
+TEST(IngestTest, AcceptedRecordDropsOnlyTheDelayHeaders) {
+  const IncomingRecord in = Incoming({{"trace", "t1"},
+                                      {"x-delay", "2000"},
+                                      {"x-target-topic", "orders"},
+                                      {"x-deliver-at", std::to_string(kNow + 3000)},
+                                      {"null", std::nullopt},
+                                      {"x-delay-source", "keep-me"}});
+  IngestDecision d = DecideIngest(in, "delivered", Policy(), kNow);
+  ASSERT_TRUE(std::holds_alternative<Accepted>(d)) << std::get<Rejected>(d).reason;
+  const Accepted& a = std::get<Accepted>(d);
+  EXPECT_EQ(a.record.target_topic, "orders");
+  EXPECT_EQ(a.record.requested_deliver_at_ms, kNow + 3000);
+  EXPECT_EQ(a.record.key, std::optional<std::string>("k"));
+  EXPECT_EQ(a.record.value, std::optional<std::string>("v"));
+  const std::vector<RecordHeader> kept = {
+      {"trace", "t1"}, {"null", std::nullopt}, {"x-delay-source", "keep-me"}};
+  EXPECT_EQ(a.record.headers, kept);
+  EXPECT_EQ(a.record.SourceId(), "delayed/3/42");
+  EXPECT_EQ(a.record.source_timestamp_ms, kNow - 500);
+  auto decoded = DecodeDelayedRecord(a.encoded);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(*decoded, a.record);
+}
+
+TEST(IngestTest, EveryRejectionHasItsReason) {
+  struct Case {
+    std::vector<RecordHeader> headers;
+    std::string reason_prefix;
+  };
+  const Case cases[] = {
+      {{{"x-delay", "soon"}}, "x-delay: \"soon\" is not a decimal integer"},
+      {{{"x-delay", "-10"}}, "x-delay: negative delay"},
+      {{{"x-delay", "99999999999999999999"}}, "x-delay: \"99999999999999999999\" overflows"},
+      {{{"x-delay", "3600001"}}, "x-delay: 3600001 ms is over max_delay"},
+      {{{"x-deliver-at", "x"}}, "x-deliver-at: \"x\" is not a decimal integer"},
+      {{{"x-target-topic", "elsewhere"}},
+       "x-target-topic: \"elsewhere\" is not in allowed_targets"},
+  };
+  for (const auto& c : cases) {
+    const IngestDecision d = DecideIngest(Incoming(c.headers), "delivered", Policy(), kNow);
+    ASSERT_TRUE(std::holds_alternative<Rejected>(d)) << c.reason_prefix;
+    EXPECT_EQ(std::get<Rejected>(d).reason.rfind(c.reason_prefix, 0), 0u)
+        << std::get<Rejected>(d).reason;
+  }
+}
+
+TEST(IngestTest, OversizedRecordIsRejected) {
+  IncomingRecord in = Incoming({{"x-delay", "10"}});
+  in.value = std::string(5000, 'x');
+  const IngestDecision d = DecideIngest(in, "delivered", Policy(4096), kNow);
+  ASSERT_TRUE(std::holds_alternative<Rejected>(d));
+  EXPECT_NE(std::get<Rejected>(d).reason.find("over max_record_bytes 4096"), std::string::npos)
+      << std::get<Rejected>(d).reason;
+}
+
+TEST(IngestTest, RecordWithoutTimestampCountsDelayFromNow) {
+  IncomingRecord in = Incoming({{"x-delay", "1000"}});
+  in.timestamp_ms.reset();
+  const IngestDecision d = DecideIngest(in, "delivered", Policy(), kNow);
+  ASSERT_TRUE(std::holds_alternative<Accepted>(d));
+  EXPECT_EQ(std::get<Accepted>(d).record.requested_deliver_at_ms, kNow + 1000);
+  EXPECT_EQ(std::get<Accepted>(d).record.source_timestamp_ms, -1);
+}
+
+TEST(DeadLetterTest, KeepsTheOriginalAndAddsTheReason) {
+  IncomingRecord in = Incoming({{"x-delay", "soon"}, {"trace", "t"}});
+  in.key.reset();
+  const DelayedRecord dl = MakeDeadLetter(in, "x-delay: bad", "delayed.dlq");
+  EXPECT_EQ(dl.target_topic, "delayed.dlq");
+  EXPECT_FALSE(dl.key.has_value());
+  EXPECT_EQ(dl.value, std::optional<std::string>("v"));
+  const std::vector<RecordHeader> headers = {
+      {"x-delay", "soon"}, {"trace", "t"}, {"x-delay-error", "x-delay: bad"}};
+  EXPECT_EQ(dl.headers, headers);
+  EXPECT_EQ(dl.SourceId(), "delayed/3/42");
+}
+
+}  // namespace
+}  // namespace delaybridge::plugin

@@ -1,0 +1,30 @@
+#include "tests/support/temp_dir.h"
+
+#include <stdlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+#include <vector>
+
+namespace delaybridge::testing {
+
+TempDir::TempDir(const std::string& prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + ".XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data())) throw std::runtime_error("mkdtemp " + pattern + " failed");
+  path_ = buf.data();
+}
+
+TempDir::~TempDir() {
+  if (std::getenv("DELAYBRIDGE_KEEP_TEST_DIRS")) {
+    std::fprintf(stderr, "kept test directory %s\n", path_.c_str());
+    return;
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+}  // namespace delaybridge::testing
