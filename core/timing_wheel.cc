@@ -9,7 +9,6 @@
 
 namespace delaybridge {
 
-using wheel::kSlotBits;
 using wheel::kSlotsPerLevel;
 
 TimingWheel::TimingWheel(int64_t tick_ms, int64_t start_ms)

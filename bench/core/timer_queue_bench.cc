@@ -7,7 +7,8 @@
 //
 // One iteration of ScheduleCancel schedules a timer (deadline 1 ms to 24 h ahead) and cancels
 // it. One iteration of ScheduleExpire schedules a timer 100 ms ahead, moves time by 1 ms and
-// expires the one timer that became due. The N pending timers sit 30 to 365 days ahead.
+// expires the one timer that became due; in both, the N pending timers sit 30 to 365 days
+// ahead. ExpireInTurn keeps N timers one per millisecond and expires them all in turn.
 #include <benchmark/benchmark.h>
 
 #include <array>
@@ -15,6 +16,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
 
 #include "bench/core/asio_timer_queue.h"
 #include "bench/core/hashed_wheel_timer.h"
@@ -57,32 +59,58 @@ std::array<int64_t, kOffsets> RandomOffsetsMs(int64_t min_ms, int64_t max_ms, ui
   return offsets;
 }
 
-// A queue holding `pending` timers 30 to 365 days ahead. Building 10M timers takes seconds, so
-// each queue type keeps its last one; both benchmarks leave it with `pending` timers again.
-template <typename Queue>
+// How the prepared timers are spread: far ahead (none fires during a benchmark), or one per
+// millisecond over the next `pending` milliseconds (every one fires in turn).
+enum class Layout { kFarAhead, kOnePerMillisecond };
+
+// A queue holding `pending` timers in a layout. Building 10M timers takes seconds, so the
+// last prepared queue is kept for the next benchmark of the same queue, layout and size (every
+// benchmark leaves it in its layout). Only one is kept, so 10M-timer queues are not all alive
+// at once; benchmarks are registered so that the ones sharing a queue run back to back.
+template <typename Queue, Layout kLayout>
 struct PreparedQueue {
   std::unique_ptr<Queue> queue;
   size_t pending = 0;
   int64_t now_ms = 0;
 };
 
-template <typename Queue>
-PreparedQueue<Queue>& Prepare(size_t pending) {
-  static PreparedQueue<Queue> prepared;
-  if (prepared.queue && prepared.pending == pending) return prepared;
-  prepared.queue.reset();
-  prepared.queue = MakeQueue<Queue>();
-  prepared.pending = pending;
-  prepared.now_ms = 0;
+struct PreparedSlot {
+  std::shared_ptr<void> prepared;  // a PreparedQueue of whatever queue and layout
+  const void* kind = nullptr;      // which PreparedQueue type it is
+};
+
+PreparedSlot& ThePreparedSlot() {
+  static PreparedSlot slot;
+  return slot;
+}
+
+template <typename Queue, Layout kLayout>
+PreparedQueue<Queue, kLayout>& Prepare(size_t pending) {
+  using Prepared = PreparedQueue<Queue, kLayout>;
+  static const char kKind = 0;
+  PreparedSlot& slot = ThePreparedSlot();
+  if (slot.kind == &kKind && static_cast<Prepared*>(slot.prepared.get())->pending == pending) {
+    return *static_cast<Prepared*>(slot.prepared.get());
+  }
+  slot.prepared.reset();  // free the previous queue before building the next one
+  auto prepared = std::make_shared<Prepared>();
+  prepared->queue = MakeQueue<Queue>();
+  prepared->pending = pending;
   std::mt19937_64 rng(pending);
-  std::uniform_int_distribution<int64_t> deadline_ms(30 * kDayMs, 365 * kDayMs);
-  for (size_t i = 0; i < pending; ++i) prepared.queue->schedule(deadline_ms(rng), i);
-  return prepared;
+  std::uniform_int_distribution<int64_t> far_deadline_ms(30 * kDayMs, 365 * kDayMs);
+  for (size_t i = 0; i < pending; ++i) {
+    const int64_t deadline_ms =
+        kLayout == Layout::kFarAhead ? far_deadline_ms(rng) : static_cast<int64_t>(i) + 1;
+    prepared->queue->schedule(deadline_ms, i);
+  }
+  slot.prepared = prepared;
+  slot.kind = &kKind;
+  return *prepared;
 }
 
 template <typename Queue>
 void BM_ScheduleCancel(benchmark::State& state) {
-  PreparedQueue<Queue>& prepared = Prepare<Queue>(static_cast<size_t>(state.range(0)));
+  auto& prepared = Prepare<Queue, Layout::kFarAhead>(static_cast<size_t>(state.range(0)));
   Queue& queue = *prepared.queue;
   const auto offsets_ms = RandomOffsetsMs(1, kDayMs, 42);
   size_t i = 0;
@@ -96,7 +124,7 @@ void BM_ScheduleCancel(benchmark::State& state) {
 
 template <typename Queue>
 void BM_ScheduleExpire(benchmark::State& state) {
-  PreparedQueue<Queue>& prepared = Prepare<Queue>(static_cast<size_t>(state.range(0)));
+  auto& prepared = Prepare<Queue, Layout::kFarAhead>(static_cast<size_t>(state.range(0)));
   Queue& queue = *prepared.queue;
   size_t fired = 0;
   uint64_t payload = 0;
@@ -113,7 +141,29 @@ void BM_ScheduleExpire(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
-// Idle cost: 1M timers 2 to 26 hours ahead, none due; advance one hour, 1 ms at a time.
+// Every pending timer expires in turn: N timers one per millisecond; each iteration moves
+// time by 1 ms, expires the timer due then and schedules a new one N ms ahead. The whole life
+// of a timer is measured, cascades through the coarse levels included.
+template <typename Queue>
+void BM_ExpireInTurn(benchmark::State& state) {
+  const auto pending = static_cast<size_t>(state.range(0));
+  auto& prepared = Prepare<Queue, Layout::kOnePerMillisecond>(pending);
+  Queue& queue = *prepared.queue;
+  size_t fired = 0;
+  uint64_t payload = 0;
+  for (auto _ : state) {
+    ++prepared.now_ms;
+    fired +=
+        queue.advance(prepared.now_ms, [](uint64_t p, int64_t) { benchmark::DoNotOptimize(p); });
+    queue.schedule(prepared.now_ms + static_cast<int64_t>(pending), ++payload);
+  }
+  if (fired != static_cast<size_t>(state.iterations()))
+    state.SkipWithError("not one timer per millisecond fired");
+  state.SetItemsProcessed(state.iterations());
+}
+
+// Idle cost: 1M timers 2 to 26 hours ahead, none due; advance through state.range(0) ms of
+// simulated time, 1 ms at a time, the way a ticking wheel must.
 template <typename Queue>
 std::unique_ptr<Queue> IdleQueue() {
   auto queue = MakeQueue<Queue>();
@@ -124,13 +174,14 @@ std::unique_ptr<Queue> IdleQueue() {
 }
 
 template <typename Queue>
-void BM_IdleHourInMillisecondSteps(benchmark::State& state) {
+void BM_IdleInMillisecondSteps(benchmark::State& state) {
+  const int64_t span_ms = state.range(0);
   for (auto _ : state) {
     state.PauseTiming();
     auto queue = IdleQueue<Queue>();
     state.ResumeTiming();
     size_t fired = 0;
-    for (int64_t now_ms = 1; now_ms <= kHourMs; ++now_ms) {
+    for (int64_t now_ms = 1; now_ms <= span_ms; ++now_ms) {
       fired += queue->advance(now_ms, [](uint64_t, int64_t) {});
     }
     if (fired != 0) state.SkipWithError("a far-future timer fired");
@@ -139,7 +190,7 @@ void BM_IdleHourInMillisecondSteps(benchmark::State& state) {
     state.ResumeTiming();
   }
   state.counters["ns_per_step"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * kHourMs),
+      benchmark::Counter(static_cast<double>(state.iterations() * span_ms),
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
@@ -165,32 +216,40 @@ void BM_IdleHourSleepingUntilNextDeadline(benchmark::State& state) {
 
 void BM_WheelMemoryPerTimer(benchmark::State& state) {
   const size_t pending = static_cast<size_t>(state.range(0));
-  PreparedQueue<TimingWheel>& prepared = Prepare<TimingWheel>(pending);
+  auto& prepared = Prepare<TimingWheel, Layout::kFarAhead>(pending);
   for (auto _ : state) benchmark::DoNotOptimize(prepared.queue->memory_bytes());
   state.counters["bytes_per_timer"] =
       static_cast<double>(prepared.queue->memory_bytes()) / static_cast<double>(pending);
 }
 
+template <typename Queue>
+void RegisterQueue(const std::string& name, int64_t pending) {
+  benchmark::RegisterBenchmark(("ScheduleCancel/" + name).c_str(), BM_ScheduleCancel<Queue>)
+      ->Arg(pending);
+  benchmark::RegisterBenchmark(("ScheduleExpire/" + name).c_str(), BM_ScheduleExpire<Queue>)
+      ->Arg(pending);
+  if constexpr (std::is_same_v<Queue, TimingWheel>) {
+    benchmark::RegisterBenchmark("MemoryPerTimer/wheel", BM_WheelMemoryPerTimer)->Arg(pending);
+  }
+  benchmark::RegisterBenchmark(("ExpireInTurn/" + name).c_str(), BM_ExpireInTurn<Queue>)
+      ->Arg(pending);
+}
+
 void RegisterAll() {
   for (int64_t pending : {1'000, 100'000, 1'000'000, 10'000'000}) {
-    const auto add = [&](const std::string& name, auto* function) {
-      benchmark::RegisterBenchmark(name.c_str(), function)->Arg(pending);
-    };
-    add("ScheduleCancel/wheel", BM_ScheduleCancel<TimingWheel>);
-    add("ScheduleCancel/heap", BM_ScheduleCancel<HeapTimerQueue>);
-    add("ScheduleCancel/asio", BM_ScheduleCancel<AsioTimerQueue>);
-    add("ScheduleCancel/hashed", BM_ScheduleCancel<HashedWheelTimer>);
-    add("ScheduleExpire/wheel", BM_ScheduleExpire<TimingWheel>);
-    add("ScheduleExpire/heap", BM_ScheduleExpire<HeapTimerQueue>);
-    add("ScheduleExpire/asio", BM_ScheduleExpire<AsioTimerQueue>);
-    add("ScheduleExpire/hashed", BM_ScheduleExpire<HashedWheelTimer>);
-    add("MemoryPerTimer/wheel", BM_WheelMemoryPerTimer);
+    RegisterQueue<TimingWheel>("wheel", pending);
+    RegisterQueue<HeapTimerQueue>("heap", pending);
+    RegisterQueue<AsioTimerQueue>("asio", pending);
+    RegisterQueue<HashedWheelTimer>("hashed", pending);
   }
-  benchmark::RegisterBenchmark("IdleHour1msSteps/wheel", BM_IdleHourInMillisecondSteps<TimingWheel>)
+  // A full hour for the wheel; the hashed wheel visits ~2,000 timers per step, so it runs one
+  // simulated minute and its hour is ns_per_step x 3.6M (every step costs the same).
+  benchmark::RegisterBenchmark("Idle1msSteps/wheel", BM_IdleInMillisecondSteps<TimingWheel>)
+      ->Arg(kHourMs)
       ->Iterations(3)
       ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("IdleHour1msSteps/hashed",
-                               BM_IdleHourInMillisecondSteps<HashedWheelTimer>)
+  benchmark::RegisterBenchmark("Idle1msSteps/hashed", BM_IdleInMillisecondSteps<HashedWheelTimer>)
+      ->Arg(60'000)
       ->Iterations(1)
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("IdleHourSleepUntilNext/wheel", BM_IdleHourSleepingUntilNextDeadline)
