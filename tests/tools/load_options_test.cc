@@ -103,6 +103,7 @@ TEST(LoadOptions, RejectsBadInputNamingTheFlag) {
        "--no-consume"},
       {{"--bootstrap", "b", "--count", "5", "--frobnicate", "1"}, "--frobnicate"},
       {{"--bootstrap", "b", "--count"}, "--count"},
+      {{"--bootstrap", "b", "--count", "5", "--create-extra", "dlq"}, "--create-topics"},
   };
   for (const BadCase& bad : cases) {
     Result<LoadOptions> options = ParseLoadOptions(bad.args);

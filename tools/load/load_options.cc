@@ -77,6 +77,9 @@ Status Validate(const LoadOptions& options) {
         "--mode passthrough measures the pipe and needs consuming; "
         "drop --no-consume");
   }
+  if (!options.extra_topics.empty() && options.create_topics_partitions == 0) {
+    return Status::InvalidArgument("--create-extra needs --create-topics P");
+  }
   if (options.embedded_partitions <= 0) {
     return Status::InvalidArgument("--embedded-partitions: must be > 0");
   }
@@ -137,6 +140,8 @@ Result<LoadOptions> ParseLoadOptions(const std::vector<std::string>& args) {
       options.wait_group = value;
     } else if (flag == "--create-topics") {
       LOAD_ASSIGN_OR_RETURN(options.create_topics_partitions, ParseCount(flag, value));
+    } else if (flag == "--create-extra") {
+      options.extra_topics.push_back(value);
     } else if (flag == "--embedded-partitions") {
       LOAD_ASSIGN_OR_RETURN(options.embedded_partitions, ParseCount(flag, value));
     } else if (flag == "--seed") {
@@ -211,6 +216,8 @@ usage: delaybridge-load --bootstrap HOST:PORT (--count N | --duration D) [option
                            has committed offsets up to the end of the delay topic
   --create-topics P        create the delay and target topics with P partitions if missing
                            (target with message.timestamp.type=LogAppendTime)
+  --create-extra TOPIC     with --create-topics: create TOPIC too (repeatable; e.g. the
+                           bridge's dead-letter topic)
   --embedded-partitions P  partitions per topic of the embedded cluster; default 8
   --seed N                 random seed for delays and keys; default 1
   -X key=value             librdkafka property for every client (repeatable; overrides the

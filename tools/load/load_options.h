@@ -44,8 +44,9 @@ struct LoadOptions {
   int64_t warmup = 10;            // records sent (x-delay: 0) and awaited before measuring; 0: none
   bool consume = true;            // false: produce only (filling a bridge)
   std::string wait_group;         // after producing, wait until this group committed everything
-  int64_t create_topics_partitions = 0;  // > 0: create both topics (if missing) with this many
-  int64_t embedded_partitions = 8;       // partitions per topic of the embedded cluster
+  int64_t create_topics_partitions = 0;   // > 0: create both topics (if missing) with this many
+  std::vector<std::string> extra_topics;  // also created with --create-topics (e.g. the DLQ)
+  int64_t embedded_partitions = 8;        // partitions per topic of the embedded cluster
   bool json = false;
   uint64_t seed = 1;
   std::vector<std::pair<std::string, std::string>> rdkafka_overrides;  // -X key=value

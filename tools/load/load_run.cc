@@ -78,6 +78,10 @@ Status Connect(const LoadOptions& options, LoadProducer& load_producer, Clients&
     if (!status.ok()) return status;
     status = CreateTopic(clients.producer.get(), options.target_topic, partitions,
                          {{"message.timestamp.type", "LogAppendTime"}}, kMetadataTimeoutMs);
+    for (const std::string& topic : options.extra_topics) {
+      if (!status.ok()) break;
+      status = CreateTopic(clients.producer.get(), topic, partitions, {}, kMetadataTimeoutMs);
+    }
     if (!status.ok()) return status;
   }
   Result<int32_t> delay_partitions = WaitForPartitions(clients.producer.get(), options.delay_topic);

@@ -1,0 +1,259 @@
+#!/usr/bin/env bash
+# DelayBridge end to end on a real Apache Kafka broker (scripts/kafka.sh), measured with
+# delaybridge-load (tools/load/). Writes every raw report to the work dir and prints a table.
+#
+#   scripts/bench-e2e.sh [throughput|scale|all]        (default: throughput)
+#
+# throughput: the pass-through baseline (plain consume-and-produce, acks=all, idempotent) and
+#   DelayBridge in the same run on the same broker: max delivery rate of each and their ratio,
+#   then lateness of both at 50% of the bridge's max rate, bridge RSS and DelayLog bytes.
+# scale: fills a fresh bridge with BENCH_SCALE_TOTAL records due 1 h..30 d ahead (small
+#   payloads), reports RSS at 1M, 5M and 10M pending (counted once the bridge's consumer group
+#   has committed them), then restarts the bridge (SIGTERM, start) and times how long until
+#   probe records due 500 ms after the restart are delivered.
+#
+# Environment (defaults in brackets):
+#   BENCH_BUILD_DIR       Release build dir with bin/delaybridge and bin/delaybridge-load [build]
+#   BENCH_NO_BUILD=1      do not (re)build those two targets
+#   BENCH_WORK_DIR        reports, bridge config, DelayLog, broker state [.cache/bench-e2e]
+#   BENCH_KAFKA_PORT      broker port on 127.0.0.1 [39292]
+#   BENCH_PARTITIONS      partitions per topic [4]
+#   BENCH_RECORDS         records per max-rate run [500000]
+#   BENCH_PAYLOAD         value bytes of throughput records [100]
+#   BENCH_LATENESS_S      seconds of the 50%-rate lateness runs [20]
+#   BENCH_SCALE_TOTAL     pending records of the scale run [10000000]
+#   BENCH_SCALE_STEPS     pending counts at which RSS is sampled [1000000 5000000 10000000]
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-throughput}
+case $mode in throughput | scale | all) ;; *)
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+  exit 2
+  ;;
+esac
+
+build_dir=${BENCH_BUILD_DIR:-$repo_root/build}
+work_dir=${BENCH_WORK_DIR:-$repo_root/.cache/bench-e2e}
+port=${BENCH_KAFKA_PORT:-39292}
+partitions=${BENCH_PARTITIONS:-4}
+records=${BENCH_RECORDS:-500000}
+payload=${BENCH_PAYLOAD:-100}
+lateness_s=${BENCH_LATENESS_S:-20}
+scale_total=${BENCH_SCALE_TOTAL:-10000000}
+read -r -a scale_steps <<<"${BENCH_SCALE_STEPS:-1000000 5000000 10000000}"
+bootstrap=127.0.0.1:$port
+load_bin=$build_dir/bin/delaybridge-load
+bridge_bin=$build_dir/bin/delaybridge
+bridge_pid=""
+
+log() { echo "bench-e2e: $*" >&2; }
+die() {
+  log "$*"
+  exit 1
+}
+
+# Field of a delaybridge-load --json report: json FILE 'd["lateness_broker_ms"]["p99"]'
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+now_ms() { date +%s%3N; }
+
+build() {
+  [[ ${BENCH_NO_BUILD:-0} == 1 ]] && return
+  log "building Release delaybridge and delaybridge-load in $build_dir"
+  cmake -S "$repo_root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build_dir" -j2 --target delaybridge delaybridge-load >/dev/null
+}
+
+kafka() { KAFKA_PORT=$port KAFKA_STATE_DIR=$work_dir/kafka bash "$repo_root/scripts/kafka.sh" "$@"; }
+
+cleanup() {
+  [[ -n $bridge_pid ]] && bridge_stop
+  kafka down >/dev/null 2>&1 || true
+}
+
+# Runs delaybridge-load with --json; the report goes to $work_dir/NAME.json, progress to stderr.
+load() {
+  local name=$1
+  shift
+  local rc=0
+  "$load_bin" --bootstrap "$bootstrap" --json "$@" >"$work_dir/$name.json" || rc=$?
+  ((rc <= 1)) || die "delaybridge-load ($name) failed with exit $rc"
+  ((rc == 0)) || log "WARNING: $name reports lost, duplicated or early records (see $name.json)"
+}
+
+# write_config NAME DELAY_TOPIC TARGET_TOPIC GROUP: a bridge config in $work_dir/NAME.
+write_config() {
+  local dir=$work_dir/$1
+  rm -rf "$dir" && mkdir -p "$dir/data"
+  cat >"$dir/config.yaml" <<EOF
+kafka:
+  bootstrap.servers: $bootstrap
+routes:
+  $2: $3
+allowed_targets: [$3]
+dead_letter_topic: $2.dlq
+group_id: $4
+storage:
+  dir: $dir/data
+wheel:
+  tick_ms: 1
+  preload_seconds: 5
+max_delay: 3650d
+stats_interval_s: 10
+EOF
+}
+
+bridge_start() {
+  local dir=$work_dir/$1
+  "$bridge_bin" --config "$dir/config.yaml" >>"$dir/bridge.log" 2>&1 &
+  bridge_pid=$!
+  sleep 0.2
+  kill -0 "$bridge_pid" 2>/dev/null || die "delaybridge exited at start; see $dir/bridge.log"
+}
+
+bridge_stop() {
+  kill -TERM "$bridge_pid" 2>/dev/null || true
+  wait "$bridge_pid" 2>/dev/null || true
+  bridge_pid=""
+}
+
+# proc_kb FIELD: VmRSS or VmHWM of the bridge, in kB.
+proc_kb() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$bridge_pid/status"; }
+mb() { awk -v kb="$1" 'BEGIN { printf "%.1f", kb / 1024 }'; }
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$bridge_pid/stat"; }
+du_mb() { du -sb "$1" | awk '{ printf "%.1f", $1 / 1048576 }'; }
+
+machine() {
+  echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)," \
+    "$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(uname -r)"
+  echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+run_throughput() {
+  log "baseline: pass-through pipe, $records records of $payload B as fast as possible"
+  load baseline_max --mode passthrough --create-topics "$partitions" --delay-topic pipe.in \
+    --target-topic pipe.out --count "$records" --payload-bytes "$payload" --timeout 120s
+
+  # The bridge needs its topics before it starts; this creates them (one record, due now).
+  load bridge_topics --create-topics "$partitions" --create-extra bench.delayed.dlq \
+    --delay-topic bench.delayed --target-topic bench.delivered --count 1 --no-consume --warmup 0
+  write_config bridge bench.delayed bench.delivered delaybridge-bench
+  bridge_start bridge
+  local cpu_before
+  cpu_before=$(cpu_s)
+  log "bridge: $records records of $payload B, fixed 1 s delay, as fast as possible"
+  load bridge_max --delay-topic bench.delayed --target-topic bench.delivered --count "$records" \
+    --payload-bytes "$payload" --delay fixed:1s --timeout 120s
+  local cpu_after
+  cpu_after=$(cpu_s)
+
+  local bridge_rate half_rate
+  bridge_rate=$(json "$work_dir/bridge_max.json" 'd["delivery_rate_per_s"]')
+  half_rate=$(awk -v r="$bridge_rate" 'BEGIN { printf "%.0f", r / 2 }')
+  log "lateness at 50% of the bridge's max rate: $half_rate rec/s for $lateness_s s"
+  load bridge_half --delay-topic bench.delayed --target-topic bench.delivered \
+    --rate "$half_rate" --duration "${lateness_s}s" --payload-bytes "$payload" \
+    --delay uniform:1s..10s --headers mixed --timeout 60s
+  load baseline_half --mode passthrough --delay-topic pipe.in --target-topic pipe.out \
+    --rate "$half_rate" --duration "${lateness_s}s" --payload-bytes "$payload" --timeout 60s
+
+  local rss_kb hwm_kb delaylog
+  rss_kb=$(proc_kb VmRSS)
+  hwm_kb=$(proc_kb VmHWM)
+  delaylog=$(du_mb "$work_dir/bridge/data")
+  bridge_stop
+  print_throughput_table "$rss_kb" "$hwm_kb" "$delaylog" \
+    "$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.2f", b - a }')"
+}
+
+print_throughput_table() {
+  local w=$work_dir
+  python3 - "$w" "$records" "$payload" "$1" "$2" "$3" "$4" <<'EOF'
+import json, sys
+w, records, payload, rss_kb, hwm_kb, delaylog_mb, cpu_s = sys.argv[1:]
+r = {n: json.load(open(f"{w}/{n}.json")) for n in ("baseline_max", "bridge_max", "baseline_half", "bridge_half")}
+base, bridge = r["baseline_max"]["delivery_rate_per_s"], r["bridge_max"]["delivery_rate_per_s"]
+print(f"\n{records} records of {payload} B, max rate (delivered / (last arrival - earliest deliver-at))")
+print(f"| | produce rec/s | delivery rec/s | delivered | lost | dup | early |")
+print(f"|---|---|---|---|---|---|---|")
+for n in ("baseline_max", "bridge_max"):
+    d = r[n]
+    print(f"| {n} | {d['produce_rate_per_s']:.0f} | {d['delivery_rate_per_s']:.0f} | {d['delivered']} | {d['lost']} | {d['duplicates']} | {d['early']} |")
+print(f"\nbridge / baseline = {bridge / base:.2f}   bridge CPU for the max run: {cpu_s} s")
+print(f"\nlateness at {r['bridge_half']['target_rate_per_s']:.0f} rec/s (50% of bridge max), ms")
+print("| run | measure | n | p50 | p90 | p99 | p99.9 | max | early | lost | dup |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for n in ("bridge_half", "baseline_half"):
+    d = r[n]
+    for m, label in (("lateness_broker_ms", "broker LogAppendTime"), ("lateness_consume_ms", "consumer receive")):
+        l = d[m]
+        print(f"| {n} | {label} | {l['count']} | {l['p50']:.3f} | {l['p90']:.3f} | {l['p99']:.3f} | {l['p999']:.3f} | {l['max']:.3f} | {l['early']} | {d['lost']} | {d['duplicates']} |")
+print(f"\nbridge RSS {int(rss_kb)/1024:.1f} MB (peak VmHWM {int(hwm_kb)/1024:.1f} MB), DelayLog {delaylog_mb} MB")
+EOF
+}
+
+run_scale() {
+  load scale_topics --create-topics "$partitions" --create-extra scale.delayed.dlq \
+    --delay-topic scale.delayed --target-topic scale.delivered --count 1 --no-consume --warmup 0
+  write_config scale scale.delayed scale.delivered delaybridge-scale
+  bridge_start scale
+  sleep 2
+  local rows="| pending | fill s (produce + bridge commit) | bridge RSS MB | VmHWM MB | DelayLog MB |"
+  rows+=$'\n|---|---|---|---|---|'
+  rows+=$'\n'"| 0 | - | $(mb "$(proc_kb VmRSS)") | $(mb "$(proc_kb VmHWM)") | $(du_mb "$work_dir/scale/data") |"
+  local filled=0 step start_ms
+  for step in "${scale_steps[@]}"; do
+    ((step <= scale_total)) || break
+    log "scale: filling to $step pending (uniform 1h..30d, 32 B values)"
+    start_ms=$(now_ms)
+    load "scale_fill_$step" --delay-topic scale.delayed --target-topic scale.delivered \
+      --count $((step - filled)) --no-consume --warmup 0 --delay uniform:1h..30d \
+      --payload-bytes 32 --keys 100000 --seed "$step" --wait-group delaybridge-scale \
+      --timeout 1200s
+    [[ $(json "$work_dir/scale_fill_$step.json" 'd["group_caught_up"]') == True ]] ||
+      die "bridge did not commit $step records within 1200 s"
+    rows+=$'\n'"| $step | $(awk -v s="$start_ms" -v e="$(now_ms)" 'BEGIN { printf "%.1f", (e - s) / 1000 }') | $(mb "$(proc_kb VmRSS)") | $(mb "$(proc_kb VmHWM)") | $(du_mb "$work_dir/scale/data") |"
+    filled=$step
+  done
+
+  log "scale: restart with $filled pending (SIGTERM, start, probes due 500 ms later)"
+  local stop_start stop_ms restart_ms
+  stop_start=$(now_ms)
+  bridge_stop
+  stop_ms=$(($(now_ms) - stop_start))
+  restart_ms=$(now_ms)
+  bridge_start scale
+  load scale_restart_probe --delay-topic scale.delayed --target-topic scale.delivered \
+    --count 100 --warmup 0 --delay fixed:500ms --timeout 120s
+  local first_ms
+  first_ms=$(json "$work_dir/scale_restart_probe.json" 'd["first_delivery_ms"]')
+  rows+=$'\n'"| $filled after restart | - | $(mb "$(proc_kb VmRSS)") | $(mb "$(proc_kb VmHWM)") | $(du_mb "$work_dir/scale/data") |"
+  bridge_stop
+  echo
+  echo "$rows"
+  echo
+  echo "clean stop (SIGTERM to exit): $stop_ms ms"
+  echo "restart to first delivery of a probe due 500 ms after the restart: $((first_ms - restart_ms)) ms"
+  echo "probes: delivered $(json "$work_dir/scale_restart_probe.json" 'd["delivered"]') of 100," \
+    "lateness (broker) p50 $(json "$work_dir/scale_restart_probe.json" 'd["lateness_broker_ms"]["p50"]') ms," \
+    "max $(json "$work_dir/scale_restart_probe.json" 'd["lateness_broker_ms"]["max"]') ms," \
+    "early $(json "$work_dir/scale_restart_probe.json" 'd["early"]')"
+}
+
+mkdir -p "$work_dir"
+build
+[[ -x $load_bin && -x $bridge_bin ]] || die "missing $load_bin or $bridge_bin"
+trap cleanup EXIT
+kafka down >/dev/null 2>&1 || true
+log "starting Apache Kafka on $bootstrap"
+kafka up >&2
+machine
+case $mode in
+  throughput) run_throughput ;;
+  scale) run_scale ;;
+  all)
+    run_throughput
+    run_scale
+    ;;
+esac
+echo "raw reports: $work_dir/*.json, bridge logs: $work_dir/*/bridge.log"
