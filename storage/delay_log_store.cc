@@ -12,6 +12,13 @@
 #include "storage/second_chain.h"
 
 namespace delaybridge::storage {
+namespace {
+
+// Parked hours (evicted with unsynced appends) keep a 28.8 KB head table each until the next
+// Sync; past this many, they are synced early. Bounds their memory to about 15 MB.
+constexpr size_t kMaxParkedHours = 512;
+
+}  // namespace
 
 struct DelayLogStore::Impl {
   // A closed hour's head table, kept for CountInSecond / NextNonEmptySecond / ReadSecond.
@@ -23,7 +30,8 @@ struct DelayLogStore::Impl {
   StoreOptions options;
   size_t max_open_hours = 1;
   std::map<int64_t, HourState> hours;  // every hour present; state of open ones is stale
-  std::map<int64_t, std::unique_ptr<HourAppender>> open;
+  std::map<int64_t, std::unique_ptr<HourAppender>> open;    // descriptors held, LRU-bounded
+  std::map<int64_t, std::unique_ptr<HourAppender>> parked;  // evicted with unsynced appends
   std::map<int64_t, CachedCells> cached;
   uint64_t tick = 0;  // LRU clock
   uint64_t last_sequence = 0;
@@ -42,12 +50,16 @@ struct DelayLogStore::Impl {
   Result<const HeadCells*> CellsOf(int64_t epoch_hour);
   Status RemoveHour(int64_t epoch_hour);
   Status GroupCommit();
+  Status SyncParked();
+  uint64_t EntriesOf(int64_t epoch_hour) const;
 };
 
 Status DelayLogStore::Impl::GroupCommit() {
   std::vector<HourAppender*> dirty;
-  for (auto& [hour, appender] : open) {
-    if (appender->dirty()) dirty.push_back(appender.get());
+  for (auto* hours_map : {&open, &parked}) {
+    for (auto& [hour, appender] : *hours_map) {
+      if (appender->dirty()) dirty.push_back(appender.get());
+    }
   }
   // Every record before any index entry: docs/storage-format.md "Writing and the sync order".
   for (HourAppender* appender : dirty) {
@@ -60,10 +72,26 @@ Status DelayLogStore::Impl::GroupCommit() {
     if (Status s = SyncDir(options.dir); !s.ok()) return s;
     dir_dirty = false;
   }
-  for (HourAppender* appender : dirty) {
+  for (auto& [hour, appender] : open) {
     if (Status s = appender->SaveHeadsIfDue(/*force=*/false); !s.ok()) return s;
   }
+  // Parked hours are synced now: save their tables and forget them.
+  return SyncParked();
+}
+
+Status DelayLogStore::Impl::SyncParked() {
+  for (auto& [hour, appender] : parked) {
+    if (Status s = appender->Close(); !s.ok()) return s.WithContext("close hour " + HourName(hour));
+    hours[hour] = appender->state();
+  }
+  parked.clear();
   return Status::Ok();
+}
+
+uint64_t DelayLogStore::Impl::EntriesOf(int64_t epoch_hour) const {
+  if (auto it = open.find(epoch_hour); it != open.end()) return it->second->state().entries;
+  if (auto it = parked.find(epoch_hour); it != parked.end()) return it->second->state().entries;
+  return hours.at(epoch_hour).entries;
 }
 
 Status DelayLogStore::Impl::Recover(RecoveryReport* report) {
@@ -101,14 +129,24 @@ Status DelayLogStore::Impl::EvictLeastRecentlyUsed() {
   auto victim = std::min_element(open.begin(), open.end(), [](const auto& a, const auto& b) {
     return a.second->last_used() < b.second->last_used();
   });
-  Status s = victim->second->Close();
+  int64_t hour = victim->first;
+  std::unique_ptr<HourAppender> appender = std::move(victim->second);
+  open.erase(victim);
+  // An hour with unsynced appends is parked (no fdatasync now; the next Sync covers it). Too
+  // many parked hours are synced early, which bounds their memory.
+  Status s = appender->dirty() ? appender->Park() : appender->Close();
   if (!s.ok()) {
-    sync_failure = s.WithContext("close hour " + HourName(victim->first));
+    sync_failure = s.WithContext("close hour " + HourName(hour));
     return sync_failure;
   }
-  hours[victim->first] = victim->second->state();
-  open.erase(victim);
-  return Status::Ok();
+  if (appender->dirty()) {
+    parked[hour] = std::move(appender);
+    if (parked.size() > kMaxParkedHours) s = SyncParked();
+  } else {
+    hours[hour] = appender->state();
+  }
+  if (!s.ok()) sync_failure = s;
+  return s;
 }
 
 Result<HourAppender*> DelayLogStore::Impl::AppenderFor(int64_t epoch_hour) {
@@ -120,6 +158,15 @@ Result<HourAppender*> DelayLogStore::Impl::AppenderFor(int64_t epoch_hour) {
   if (open.size() >= max_open_hours) {
     Status s = EvictLeastRecentlyUsed();
     if (!s.ok()) return s;
+  }
+  if (auto it = parked.find(epoch_hour); it != parked.end()) {
+    std::unique_ptr<HourAppender> appender = std::move(it->second);
+    parked.erase(it);
+    if (Status s = appender->Unpark(); !s.ok()) return s;
+    appender->set_last_used(++tick);
+    HourAppender* raw = appender.get();
+    open[epoch_hour] = std::move(appender);
+    return raw;
   }
   auto known = hours.find(epoch_hour);
   Result<std::unique_ptr<HourAppender>> appender =
@@ -139,6 +186,7 @@ Result<HourAppender*> DelayLogStore::Impl::AppenderFor(int64_t epoch_hour) {
 
 Result<const HeadCells*> DelayLogStore::Impl::CellsOf(int64_t epoch_hour) {
   if (auto it = open.find(epoch_hour); it != open.end()) return &it->second->cells();
+  if (auto it = parked.find(epoch_hour); it != parked.end()) return &it->second->cells();
   if (auto it = cached.find(epoch_hour); it != cached.end()) {
     it->second.last_used = ++tick;
     return it->second.cells.get();
@@ -168,6 +216,7 @@ Result<const HeadCells*> DelayLogStore::Impl::CellsOf(int64_t epoch_hour) {
 Status DelayLogStore::Impl::RemoveHour(int64_t epoch_hour) {
   // The appender's buffered records are delivered by the caller's own statement: drop them.
   open.erase(epoch_hour);
+  parked.erase(epoch_hour);
   cached.erase(epoch_hour);
   hours.erase(epoch_hour);
   HourPaths paths = PathsOfHour(options.dir, epoch_hour);
@@ -201,28 +250,23 @@ DelayLogStore::~DelayLogStore() {
 }
 
 Status DelayLogStore::Close() {
-  if (impl_->closed)
+  if (impl_->closed) {
     return Status::FailedPrecondition("store " + impl_->options.dir + " is closed");
-  if (!impl_->sync_failure.ok()) {
-    // Nothing more may be claimed durable; recovery at the next Open sorts the files out.
-    impl_->open.clear();
-    impl_->closed = true;
-    return impl_->sync_failure;
   }
-  Status first_error;
+  Status s = impl_->sync_failure;
+  if (s.ok()) s = impl_->GroupCommit();
   for (auto& [hour, appender] : impl_->open) {
-    Status s = appender->Close();
-    if (s.ok()) {
-      impl_->hours[hour] = appender->state();
-    } else if (first_error.ok()) {
-      first_error = s.WithContext("close hour " + HourName(hour));
-    }
+    if (!s.ok()) break;
+    s = appender->Close();
+    if (s.ok()) impl_->hours[hour] = appender->state();
   }
-  if (first_error.ok() && impl_->dir_dirty) first_error = SyncDir(impl_->options.dir);
-  if (first_error.ok()) impl_->durable_sequence = impl_->last_sequence;
+  if (s.ok()) impl_->durable_sequence = impl_->last_sequence;
+  // After a failure nothing more may be claimed durable; recovery at the next Open sorts the
+  // files out.
   impl_->open.clear();
+  impl_->parked.clear();
   impl_->closed = true;
-  return first_error;
+  return s;
 }
 
 Result<AppendResult> DelayLogStore::Append(int64_t deliver_at_ms, std::string_view payload) {
@@ -285,7 +329,7 @@ Status DelayLogStore::ReadSecond(int64_t epoch_second, std::vector<StoredRecord>
   if (!index.ok()) return index.status();
   Result<PosixFile> data = PosixFile::Open(paths.data, PosixFile::Mode::kReadOnly);
   if (!data.ok()) return data.status();
-  return ReadSecondChain(*index, *data, epoch_second, cell, impl_->hours.at(hour).entries, out);
+  return ReadSecondChain(*index, *data, epoch_second, cell, impl_->EntriesOf(hour), out);
 }
 
 Result<uint32_t> DelayLogStore::CountInSecond(int64_t epoch_second) {

@@ -29,8 +29,7 @@ Result<std::optional<HeadsSlot>> LoadHeads(const std::string& path, int64_t epoc
   return best;
 }
 
-Status SaveHeads(const std::string& dir, const std::string& path, int64_t epoch_hour,
-                 const HeadsSlot& slot) {
+Status SaveHeads(const std::string& path, int64_t epoch_hour, const HeadsSlot& slot) {
   Result<PosixFile> file = PosixFile::Open(path, PosixFile::Mode::kCreateReadWrite);
   if (!file.ok()) return file.status();
   Result<uint64_t> size = file->Size();
@@ -43,10 +42,10 @@ Status SaveHeads(const std::string& dir, const std::string& path, int64_t epoch_
     Status s = file->WriteAt(0, fresh);
     if (!s.ok()) return s;
   }
-  Status s = file->WriteAt(HeadsSlotOffset(slot.generation), EncodeHeadsSlot(slot));
-  if (s.ok()) s = file->DataSync();
-  if (s.ok() && created) s = SyncDir(dir);
-  return s;
+  // No fdatasync: the caller synced the data and index this slot covers before writing it, so
+  // whenever the slot reaches the disk, what it covers is already there. Until it does, the
+  // previous slot (or none) is used and recovery verifies a longer tail.
+  return file->WriteAt(HeadsSlotOffset(slot.generation), EncodeHeadsSlot(slot));
 }
 
 }  // namespace delaybridge::storage

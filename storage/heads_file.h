@@ -16,9 +16,9 @@ namespace delaybridge::storage {
 // slot. A file whose header is damaged or of a newer version is an error.
 Result<std::optional<HeadsSlot>> LoadHeads(const std::string& path, int64_t epoch_hour);
 
-// Writes slot into the position its generation selects and fdatasyncs it. Creates the file
-// (header and both slots, then fsync of dir) when missing or shorter than kHeadsFileSize.
-Status SaveHeads(const std::string& dir, const std::string& path, int64_t epoch_hour,
-                 const HeadsSlot& slot);
+// Writes slot into the position its generation selects, without fdatasync (see the format
+// doc: the slot only covers entries already synced). Creates the file (header and both
+// zeroed slots) when missing or shorter than kHeadsFileSize.
+Status SaveHeads(const std::string& path, int64_t epoch_hour, const HeadsSlot& slot);
 
 }  // namespace delaybridge::storage

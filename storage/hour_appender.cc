@@ -120,15 +120,42 @@ Status HourAppender::Flush() {
 }
 
 Status HourAppender::SyncData() {
+  if (parked()) return SyncThroughFreshDescriptor(paths_.data);
   Status s = Flush();
   if (s.ok()) s = data_.DataSync();
   return s;
 }
 
 Status HourAppender::SyncIndex() {
-  Status s = index_.DataSync();
+  Status s = parked() ? SyncThroughFreshDescriptor(paths_.index) : index_.DataSync();
   if (s.ok()) dirty_ = false;
   return s;
+}
+
+Status HourAppender::SyncThroughFreshDescriptor(const std::string& path) {
+  Result<PosixFile> file = PosixFile::Open(path, PosixFile::Mode::kReadWrite);
+  if (!file.ok()) return file.status();
+  return file->DataSync();
+}
+
+Status HourAppender::Park() {
+  Status s = Flush();
+  if (!s.ok()) return s;
+  data_ = PosixFile();
+  index_ = PosixFile();
+  std::string().swap(data_buffer_);
+  std::string().swap(index_buffer_);
+  return Status::Ok();
+}
+
+Status HourAppender::Unpark() {
+  Result<PosixFile> data = PosixFile::Open(paths_.data, PosixFile::Mode::kReadWrite);
+  if (!data.ok()) return data.status();
+  Result<PosixFile> index = PosixFile::Open(paths_.index, PosixFile::Mode::kReadWrite);
+  if (!index.ok()) return index.status();
+  data_ = std::move(*data);
+  index_ = std::move(*index);
+  return Status::Ok();
 }
 
 Status HourAppender::SaveHeadsIfDue(bool force) {
@@ -138,7 +165,7 @@ Status HourAppender::SaveHeadsIfDue(bool force) {
   slot.generation = heads_generation_ + 1;
   slot.covered = entries_;
   slot.cells = *cells_;
-  Status s = SaveHeads(dir_, paths_.heads, epoch_hour_, slot);
+  Status s = SaveHeads(paths_.heads, epoch_hour_, slot);
   if (!s.ok()) return s;
   heads_generation_ = slot.generation;
   heads_covered_ = slot.covered;
@@ -146,8 +173,8 @@ Status HourAppender::SaveHeadsIfDue(bool force) {
 }
 
 Status HourAppender::Close() {
-  Status s = SyncData();
-  if (s.ok()) s = SyncIndex();
+  Status s = dirty_ ? SyncData() : Flush();
+  if (s.ok() && dirty_) s = SyncIndex();
   if (s.ok()) s = SaveHeadsIfDue(/*force=*/true);
   return s;
 }

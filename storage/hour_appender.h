@@ -47,6 +47,14 @@ class HourAppender {
   // Flushes, syncs data and index, saves the head table: the hour may then be forgotten.
   Status Close();
 
+  // Parking releases the file descriptors and buffers of an hour that still has unsynced
+  // appends, keeping only its head table, so that LRU eviction costs no fdatasync: the next
+  // group commit syncs parked hours through fresh descriptors (fdatasync applies to the file,
+  // whichever descriptor wrote its pages). Unpark reopens the descriptors.
+  Status Park();
+  Status Unpark();
+  bool parked() const { return !data_.is_open(); }
+
   bool dirty() const { return dirty_; }
   const HeadCells& cells() const { return *cells_; }
   HourState state() const { return {entries_, data_bytes_, heads_generation_}; }
@@ -57,6 +65,7 @@ class HourAppender {
 
  private:
   HourAppender(std::string dir, int64_t epoch_hour);
+  static Status SyncThroughFreshDescriptor(const std::string& path);
 
   std::string dir_;
   int64_t epoch_hour_;

@@ -216,7 +216,7 @@ Result<std::optional<HourState>> RecoverHour(const std::string& dir, int64_t epo
   }
   if (walk.kept_entries != covered_at_start) {
     HeadsSlot slot{heads_generation + 1, walk.kept_entries, walk.cells};
-    s = SaveHeads(dir, paths.heads, epoch_hour, slot);
+    s = SaveHeads(paths.heads, epoch_hour, slot);
     if (!s.ok()) return s;
     heads_generation = slot.generation;
   }
