@@ -109,7 +109,18 @@ uint32_t TimingWheel::list_for(uint64_t tick) const {
 }
 
 void TimingWheel::insert(uint32_t index) {
-  link_back(list_for(tick_for(entries_[index].deadline_ms)), index);
+  link_into_slot(list_for(tick_for(entries_[index].deadline_ms)), index);
+}
+
+void TimingWheel::link_into_slot(uint32_t list, uint32_t index) {
+  uint64_t& occupied = occupied_[list / kSlotsPerLevel];
+  const uint64_t bit = uint64_t{1} << (list % kSlotsPerLevel);
+  // A slot that was empty starts a fresh lower bound; see slot_min_deadline_ms_.
+  const int64_t deadline_ms = entries_[index].deadline_ms;
+  slot_min_deadline_ms_[list] =
+      (occupied & bit) == 0 ? deadline_ms : std::min(slot_min_deadline_ms_[list], deadline_ms);
+  occupied |= bit;
+  link_back(list, index);
 }
 
 void TimingWheel::link_back(uint32_t list, uint32_t index) {
@@ -117,17 +128,6 @@ void TimingWheel::link_back(uint32_t list, uint32_t index) {
   entry.list = list;
   entry.next = kNil;
   entry.prev = tails_[list];
-  if (list < kWheelLists) {
-    uint64_t& occupied = occupied_[list / kSlotsPerLevel];
-    const uint64_t bit = uint64_t{1} << (list % kSlotsPerLevel);
-    // A slot that was empty starts a fresh lower bound; see slot_min_deadline_ms_.
-    if ((occupied & bit) == 0) {
-      slot_min_deadline_ms_[list] = entry.deadline_ms;
-    } else {
-      slot_min_deadline_ms_[list] = std::min(slot_min_deadline_ms_[list], entry.deadline_ms);
-    }
-    occupied |= bit;
-  }
   if (tails_[list] == kNil) {
     heads_[list] = index;
   } else {
@@ -183,7 +183,7 @@ void TimingWheel::restore_kept() {
   while (heads_[kKeptList] != kNil) {
     const uint32_t index = heads_[kKeptList];
     unlink(index);
-    link_back(current_list, index);
+    link_into_slot(current_list, index);
   }
 }
 

@@ -139,6 +139,7 @@ class TimingWheel {
   int64_t round_up_to_tick_ms(int64_t deadline_ms) const;
   uint32_t list_for(uint64_t tick) const;
   void insert(uint32_t index);
+  void link_into_slot(uint32_t list, uint32_t index);  // link_back() plus occupancy
   void link_back(uint32_t list, uint32_t index);
   void unlink(uint32_t index);
   uint32_t allocate();
