@@ -27,6 +27,12 @@ inline void OverwriteBytes(const std::string& path, uint64_t offset, const std::
   std::fclose(f);
 }
 
+inline void WriteNewFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  ASSERT_TRUE(out.good()) << path;
+}
+
 inline void FlipBit(const std::string& path, uint64_t offset, int bit) {
   std::string bytes = ReadFileBytes(path);
   ASSERT_LT(offset, bytes.size()) << path;
