@@ -215,6 +215,11 @@ Result<std::optional<HourState>> RecoverHour(const std::string& dir, int64_t epo
     return std::optional<HourState>();
   }
   if (walk.kept_entries != covered_at_start) {
+    // The verified tail may still be only in the page cache (the process crashed, not the
+    // machine): sync it before a saved table claims it.
+    s = data->DataSync();
+    if (s.ok()) s = index->DataSync();
+    if (!s.ok()) return s;
     HeadsSlot slot{heads_generation + 1, walk.kept_entries, walk.cells};
     s = SaveHeads(paths.heads, epoch_hour, slot);
     if (!s.ok()) return s;
