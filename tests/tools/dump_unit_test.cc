@@ -96,10 +96,10 @@ TEST(DumpTimeTest, FormatsIsoWithMilliseconds) {
 }
 
 TEST(DumpTimeTest, ParsesSecondsAsEpochOrIso) {
-  EXPECT_EQ(*ParseSecondArg("1795000000"), 1795000000);
-  EXPECT_EQ(*ParseSecondArg("2026-11-18T11:06:40Z"), 1795000000);
-  EXPECT_EQ(*ParseSecondArg("2026-11-18T11:06:40"), 1795000000);
-  EXPECT_EQ(*ParseSecondArg("2026-11-18T11:06:40.999Z"), 1795000000);
+  EXPECT_EQ(ParseSecondArg("1795000000").value(), 1795000000);
+  EXPECT_EQ(ParseSecondArg("2026-11-18T11:06:40Z").value(), 1795000000);
+  EXPECT_EQ(ParseSecondArg("2026-11-18T11:06:40").value(), 1795000000);
+  EXPECT_EQ(ParseSecondArg("2026-11-18T11:06:40.999Z").value(), 1795000000);
   for (const char* bad :
        {"", "-5", "17950000x0", "2026-11-18T09:06", "2026-11-18T09:60:00", "2026-02-30T09:06:40",
         "2026-11-18T11:06:40.1234", "2026-11-18 09:06:40", "99999999999999"}) {
@@ -111,7 +111,7 @@ TEST(DumpTimeTest, ParsesSecondsAsEpochOrIso) {
 }
 
 TEST(DumpTimeTest, ParsesHours) {
-  EXPECT_EQ(*ParseHourArg("2026-11-18T11"), 1795000000 / 3600);
+  EXPECT_EQ(ParseHourArg("2026-11-18T11").value(), 1795000000 / 3600);
   EXPECT_FALSE(ParseHourArg("2026-11-18T24").ok());
   EXPECT_FALSE(ParseHourArg("2026-11-18").ok());
 }
