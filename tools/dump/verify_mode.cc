@@ -3,6 +3,16 @@
 #include "tools/dump/dump_context.h"
 
 namespace delaybridge::dump {
+namespace {
+
+// Problem texts from record reads repeat "<file> at offset <n>: ", which the line already says.
+std::string WithoutLocation(const storage::VerifyProblem& problem) {
+  std::string prefix = problem.file + " at offset " + std::to_string(problem.offset) + ": ";
+  if (problem.what.starts_with(prefix)) return problem.what.substr(prefix.size());
+  return problem.what;
+}
+
+}  // namespace
 
 int RunVerify(const DumpContext& ctx, storage::DelayLogReader* reader) {
   const std::string& store = reader->dir();
@@ -16,11 +26,11 @@ int RunVerify(const DumpContext& ctx, storage::DelayLogReader* reader) {
                    .Str("store", store)
                    .Str("file", problem.file)
                    .Uint("offset", problem.offset)
-                   .Str("what", problem.what)
+                   .Str("what", WithoutLocation(problem))
                    .Bool("at_tail", problem.at_tail));
     } else {
-      ctx.out << "PROBLEM " << problem.file << " offset " << problem.offset << ": " << problem.what
-              << '\n';
+      ctx.out << "PROBLEM " << problem.file << " offset " << problem.offset << ": "
+              << WithoutLocation(problem) << '\n';
     }
   }
   bool clean = report->clean();
