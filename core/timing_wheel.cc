@@ -205,11 +205,16 @@ bool TimingWheel::step_to_coarse_slot() {
 
 void TimingWheel::cascade(uint32_t list) {
   // elapsed_ticks_ now stands at the slot's first tick, so every timer of the slot lands in a
-  // lower level; none comes back to this slot, and the head can be popped until it is empty.
-  while (heads_[list] != kNil) {
-    const uint32_t index = heads_[list];
-    unlink(index);
+  // lower level and none comes back here. The slot is taken whole and emptied first (no
+  // callback runs during a cascade, so nothing can cancel from the detached chain).
+  uint32_t index = heads_[list];
+  heads_[list] = kNil;
+  tails_[list] = kNil;
+  occupied_[list / kSlotsPerLevel] &= ~(uint64_t{1} << (list % kSlotsPerLevel));
+  while (index != kNil) {
+    const uint32_t next = entries_[index].next;
     insert(index);
+    index = next;
   }
 }
 

@@ -248,8 +248,7 @@ inline void TimingWheel::release(uint32_t index) {
   Entry& entry = entries_[index];
   ++entry.generation;
   entry.list = kFreeList;
-  entry.prev = kNil;
-  entry.next = free_head_;
+  entry.next = free_head_;  // the free list is singly linked
   free_head_ = index;
   --size_;
 }
