@@ -103,6 +103,8 @@ TEST(LoadOptions, RejectsBadInputNamingTheFlag) {
        "--no-consume"},
       {{"--bootstrap", "b", "--count", "5", "--frobnicate", "1"}, "--frobnicate"},
       {{"--bootstrap", "b", "--count"}, "--count"},
+      {{"--bootstrap", "b", "--count", "5", "--due-together", "5s", "--delay", "fixed:1s"},
+       "exclude"},
       {{"--bootstrap", "b", "--count", "5", "--create-extra", "dlq"}, "--create-topics"},
   };
   for (const BadCase& bad : cases) {

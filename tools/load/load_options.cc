@@ -80,6 +80,9 @@ Status Validate(const LoadOptions& options) {
   if (!options.extra_topics.empty() && options.create_topics_partitions == 0) {
     return Status::InvalidArgument("--create-extra needs --create-topics P");
   }
+  if (options.due_together_ms > 0 && options.delay.spec() != "fixed:0") {
+    return Status::InvalidArgument("--due-together and --delay exclude each other");
+  }
   if (options.embedded_partitions <= 0) {
     return Status::InvalidArgument("--embedded-partitions: must be > 0");
   }
@@ -130,6 +133,8 @@ Result<LoadOptions> ParseLoadOptions(const std::vector<std::string>& args) {
       LOAD_ASSIGN_OR_RETURN(options.keys, ParseCount(flag, value));
     } else if (flag == "--headers") {
       LOAD_ASSIGN_OR_RETURN(options.header_style, ParseHeaderStyle(value));
+    } else if (flag == "--due-together") {
+      LOAD_ASSIGN_OR_RETURN(options.due_together_ms, ParseDurationMs(value));
     } else if (flag == "--timeout") {
       LOAD_ASSIGN_OR_RETURN(options.timeout_ms, ParseDurationMs(value));
     } else if (flag == "--lost-grace") {
@@ -201,6 +206,10 @@ usage: delaybridge-load --bootstrap HOST:PORT (--count N | --duration D) [option
   --rate R                 records per second; 0 (default) = as fast as possible
   --delay SPEC             fixed:D | uniform:A..B | mix (1s..30d); default fixed:0
                            durations: 250ms, 5s, 2m, 3h, 30d (bare number = ms)
+  --due-together D         instead of --delay: every record is due at the same instant, D after
+                           producing starts (x-deliver-at), so the deliverer's drain rate is
+                           measured apart from the producer; in passthrough mode the pipe holds
+                           until then
   --payload-bytes N        value size, >= 28 (the stamp: run id, record id, deliver-at); 100
   --keys K                 distinct keys, drawn at random; 0 = no key; default 1000
   --headers STYLE          x-delay | x-deliver-at (default) | mixed

@@ -39,6 +39,7 @@ struct LoadOptions {
   int64_t payload_bytes = 100;
   int64_t keys = 1000;  // distinct keys; 0: records have no key
   HeaderStyle header_style = HeaderStyle::kDeliverAt;
+  int64_t due_together_ms = 0;    // > 0: every record is due at (producing start + this)
   int64_t timeout_ms = 30'000;    // wait this long after producing for outstanding deliveries
   int64_t lost_grace_ms = 5'000;  // undelivered and due longer ago than this at the end: lost
   int64_t warmup = 10;            // records sent (x-delay: 0) and awaited before measuring; 0: none

@@ -53,11 +53,13 @@ bool LoadProducer::Finished(uint64_t record_id, int64_t elapsed_ms) const {
 
 Status LoadProducer::ProduceOne(rd_kafka_t* producer, uint64_t record_id) {
   const int64_t now_ms = EpochMs();
-  const int64_t delay_ms = options_.delay.NextMs(engine_);
-  const int64_t deliver_at_ms = now_ms + delay_ms;
-  // The passthrough pipe forwards at once, so its records are due when they are sent.
+  const int64_t delay_ms =
+      due_at_ms_ > 0 ? std::max<int64_t>(0, due_at_ms_ - now_ms) : options_.delay.NextMs(engine_);
+  const int64_t deliver_at_ms = due_at_ms_ > 0 ? due_at_ms_ : now_ms + delay_ms;
+  // The passthrough pipe forwards at once (or at the shared due time), so that is when its
+  // records are due.
   const int64_t stamped_deliver_at_ms =
-      options_.mode == LoadMode::kPassthrough ? now_ms : deliver_at_ms;
+      options_.mode == LoadMode::kPassthrough && due_at_ms_ == 0 ? now_ms : deliver_at_ms;
   result_.deliver_at_ms.push_back(stamped_deliver_at_ms);
   result_.acked_flag.push_back(0);
   const bool use_delay_header =
@@ -116,7 +118,8 @@ Status LoadProducer::RunWarmup(rd_kafka_t* producer, int64_t count, int flush_ti
 
 Result<ProduceResult> LoadProducer::Run(rd_kafka_t* producer, int flush_timeout_ms,
                                         const std::function<void()>& progress,
-                                        int64_t progress_interval_ms) {
+                                        int64_t progress_interval_ms, int64_t due_at_ms) {
+  due_at_ms_ = due_at_ms;
   const int64_t start_ns = SteadyNs();
   const int64_t burst = std::max<int64_t>(1, static_cast<int64_t>(options_.rate_per_s / 1000));
   TokenBucket bucket(options_.rate_per_s, burst, start_ns);

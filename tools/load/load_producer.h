@@ -43,8 +43,10 @@ class LoadProducer {
 
   // Produces every record, then flushes (waiting up to flush_timeout_ms). `progress` is called
   // about every progress_interval_ms from this thread.
+  // due_at_ms > 0: every record is due then (--due-together) instead of after a drawn delay.
   Result<ProduceResult> Run(rd_kafka_t* producer, int flush_timeout_ms,
-                            const std::function<void()>& progress, int64_t progress_interval_ms);
+                            const std::function<void()>& progress, int64_t progress_interval_ms,
+                            int64_t due_at_ms);
 
   // Produces `count` warm-up records due at once (x-delay: 0) and flushes them.
   Status RunWarmup(rd_kafka_t* producer, int64_t count, int flush_timeout_ms);
@@ -63,6 +65,7 @@ class LoadProducer {
   const LoadOptions& options_;
   const uint64_t run_id_;
   std::mt19937_64 engine_;
+  int64_t due_at_ms_ = 0;         // --due-together: the shared deliver-at; 0 otherwise
   std::vector<std::byte> value_;  // reused value buffer: stamp + filler
   ProduceResult result_;
   std::atomic<uint64_t> attempted_{0};

@@ -89,7 +89,9 @@ std::string FormatJson(const LoadReport& r) {
          ",\"produce_failed\":" + std::to_string(r.produce_failed) +
          ",\"produce_seconds\":" + Fixed(r.produce_seconds, 3) +
          ",\"produce_rate_per_s\":" + Fixed(r.produce_rate_per_s, 1) +
-         ",\"first_send_ms\":" + std::to_string(r.first_send_ms);
+         ",\"first_send_ms\":" + std::to_string(r.first_send_ms) +
+         ",\"last_send_ms\":" + std::to_string(r.last_send_ms) +
+         ",\"due_at_ms\":" + std::to_string(r.due_at_ms);
   if (r.group_waited) {
     out += ",\"group_caught_up\":" + std::string(r.group_caught_up ? "true" : "false") +
            ",\"group_wait_ms\":" + std::to_string(r.group_wait_ms);

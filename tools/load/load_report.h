@@ -39,6 +39,8 @@ struct LoadReport {
   double delivery_rate_per_s = 0;         // delivered / (last arrival - earliest deliver-at)
   double delivery_window_rate_per_s = 0;  // delivered / (last arrival - first arrival)
   int64_t first_send_ms = 0;
+  int64_t last_send_ms = 0;
+  int64_t due_at_ms = 0;  // --due-together: the shared deliver-at
   int64_t first_delivery_ms = 0;
   int64_t last_delivery_ms = 0;
   int64_t waited_ms = 0;  // time spent waiting for deliveries after producing

@@ -213,7 +213,9 @@ Result<LoadReport> RunLoad(const LoadOptions& options) {
   const uint64_t run_id = std::random_device()() | (uint64_t{std::random_device()()} << 32);
   LoadReport report;
   report.mode = LoadModeName(options.mode);
-  report.delay_spec = options.delay.spec();
+  report.delay_spec = options.due_together_ms > 0
+                          ? "due-together:" + std::to_string(options.due_together_ms) + "ms"
+                          : options.delay.spec();
   report.header_style = HeaderStyleName(options.header_style);
   report.payload_bytes = options.payload_bytes;
   report.target_rate_per_s = options.rate_per_s;
@@ -253,11 +255,13 @@ Result<LoadReport> RunLoad(const LoadOptions& options) {
 
   std::atomic<bool> stop_consumer{false};
   std::atomic<bool> stop_pipe{false};
+  std::atomic<int64_t> pipe_hold_until_ms{0};
   std::thread consumer_thread;
   if (target) consumer_thread = std::thread([&] { target->Run(stop_consumer); });
   Status pipe_status;
   std::thread pipe_thread;
-  if (pipe) pipe_thread = std::thread([&] { pipe_status = pipe->Run(stop_pipe); });
+  if (pipe)
+    pipe_thread = std::thread([&] { pipe_status = pipe->Run(stop_pipe, pipe_hold_until_ms); });
 
   const auto flush_timeout_ms = static_cast<int>(std::max<int64_t>(options.timeout_ms, 10'000));
   if (target && options.warmup > 0) {
@@ -270,8 +274,10 @@ Result<LoadReport> RunLoad(const LoadOptions& options) {
   };
   Result<ProduceResult> produced = status;
   if (status.ok()) {
-    produced =
-        load_producer.Run(clients.producer.get(), flush_timeout_ms, progress, kProgressIntervalMs);
+    report.due_at_ms = options.due_together_ms > 0 ? EpochMs() + options.due_together_ms : 0;
+    pipe_hold_until_ms = report.due_at_ms;
+    produced = load_producer.Run(clients.producer.get(), flush_timeout_ms, progress,
+                                 kProgressIntervalMs, report.due_at_ms);
   }
 
   // Awaited: acknowledged records due before the waiting deadline.
@@ -307,6 +313,12 @@ Result<LoadReport> RunLoad(const LoadOptions& options) {
   report.produced = produced->acked;
   report.produce_failed = produced->failed;
   report.first_send_ms = produced->first_send_ms;
+  report.last_send_ms = produced->last_send_ms;
+  if (report.due_at_ms > 0 && report.last_send_ms >= report.due_at_ms) {
+    std::fprintf(stderr,
+                 "delaybridge-load: WARNING: producing ended after the shared due time; the "
+                 "delivery rate includes producing. Give --due-together more time.\n");
+  }
   report.produce_seconds =
       static_cast<double>(produced->flushed_ms - produced->first_send_ms) / 1000.0;
   report.produce_rate_per_s =

@@ -1,6 +1,9 @@
 #include "tools/load/passthrough_pipe.h"
 
+#include <algorithm>
 #include <array>
+#include <chrono>
+#include <thread>
 #include <utility>
 
 namespace delaybridge::load {
@@ -11,17 +14,29 @@ constexpr size_t kBatchSize = 4096;
 constexpr int kPollTimeoutMs = 20;
 constexpr int kFlushTimeoutMs = 30'000;
 
+int64_t EpochMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
 PassthroughPipe::PassthroughPipe(rd_kafka_t* consumer, rd_kafka_t* producer,
                                  std::string target_topic)
     : consumer_(consumer), producer_(producer), target_topic_(std::move(target_topic)) {}
 
-Status PassthroughPipe::Run(const std::atomic<bool>& stop) {
+Status PassthroughPipe::Run(const std::atomic<bool>& stop,
+                            const std::atomic<int64_t>& hold_until_ms) {
   rd_kafka_queue_t* queue = rd_kafka_queue_get_consumer(consumer_);
   std::array<rd_kafka_message_t*, kBatchSize> batch{};
   Status status;
   while (status.ok() && !stop.load(std::memory_order_acquire)) {
+    const int64_t hold_ms = hold_until_ms.load(std::memory_order_acquire) - EpochMs();
+    if (hold_ms > 0) {
+      rd_kafka_poll(producer_, 0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(hold_ms, 5)));
+      continue;
+    }
     const ssize_t got =
         rd_kafka_consume_batch_queue(queue, kPollTimeoutMs, batch.data(), batch.size());
     for (ssize_t i = 0; i < got; ++i) {

@@ -21,8 +21,10 @@ class PassthroughPipe {
  public:
   PassthroughPipe(rd_kafka_t* consumer, rd_kafka_t* producer, std::string target_topic);
 
-  // Forwards records until `stop` is set, then flushes. Returns the first produce error.
-  Status Run(const std::atomic<bool>& stop);
+  // Forwards records until `stop` is set, then flushes. Returns the first produce error. While
+  // the clock is before `hold_until_ms` (epoch ms; 0: no hold) it leaves records where they are,
+  // so that --due-together measures how fast a backlog drains.
+  Status Run(const std::atomic<bool>& stop, const std::atomic<int64_t>& hold_until_ms);
 
   int64_t forwarded() const { return forwarded_.load(std::memory_order_relaxed); }
 
