@@ -64,9 +64,10 @@ std::array<int64_t, kOffsets> RandomOffsetsMs(int64_t min_ms, int64_t max_ms, ui
 enum class Layout { kFarAhead, kOnePerMillisecond };
 
 // A queue holding `pending` timers in a layout. Building 10M timers takes seconds, so the
-// last prepared queue is kept for the next benchmark of the same queue, layout and size (every
-// benchmark leaves it in its layout). Only one is kept, so 10M-timer queues are not all alive
-// at once; benchmarks are registered so that the ones sharing a queue run back to back.
+// last prepared queue is kept for the next run of the same benchmark on the same queue and
+// size (each run leaves it in its layout; repetitions reuse it). Each benchmark gets its own
+// queue: a lazily cancelled heap carries stale items out of ScheduleCancel that would slow
+// down the next benchmark. Only one is kept alive, so 10M-timer queues never pile up.
 template <typename Queue, Layout kLayout>
 struct PreparedQueue {
   std::unique_ptr<Queue> queue;
@@ -76,7 +77,7 @@ struct PreparedQueue {
 
 struct PreparedSlot {
   std::shared_ptr<void> prepared;  // a PreparedQueue of whatever queue and layout
-  const void* kind = nullptr;      // which PreparedQueue type it is
+  const void* owner = nullptr;     // the benchmark instantiation it was built for
 };
 
 PreparedSlot& ThePreparedSlot() {
@@ -84,12 +85,12 @@ PreparedSlot& ThePreparedSlot() {
   return slot;
 }
 
+// `owner` is the address of a static in the calling benchmark: one per instantiation.
 template <typename Queue, Layout kLayout>
-PreparedQueue<Queue, kLayout>& Prepare(size_t pending) {
+PreparedQueue<Queue, kLayout>& Prepare(size_t pending, const void* owner) {
   using Prepared = PreparedQueue<Queue, kLayout>;
-  static const char kKind = 0;
   PreparedSlot& slot = ThePreparedSlot();
-  if (slot.kind == &kKind && static_cast<Prepared*>(slot.prepared.get())->pending == pending) {
+  if (slot.owner == owner && static_cast<Prepared*>(slot.prepared.get())->pending == pending) {
     return *static_cast<Prepared*>(slot.prepared.get());
   }
   slot.prepared.reset();  // free the previous queue before building the next one
@@ -104,13 +105,14 @@ PreparedQueue<Queue, kLayout>& Prepare(size_t pending) {
     prepared->queue->schedule(deadline_ms, i);
   }
   slot.prepared = prepared;
-  slot.kind = &kKind;
+  slot.owner = owner;
   return *prepared;
 }
 
 template <typename Queue>
 void BM_ScheduleCancel(benchmark::State& state) {
-  auto& prepared = Prepare<Queue, Layout::kFarAhead>(static_cast<size_t>(state.range(0)));
+  static const char kOwner = 0;
+  auto& prepared = Prepare<Queue, Layout::kFarAhead>(static_cast<size_t>(state.range(0)), &kOwner);
   Queue& queue = *prepared.queue;
   const auto offsets_ms = RandomOffsetsMs(1, kDayMs, 42);
   size_t i = 0;
@@ -124,7 +126,8 @@ void BM_ScheduleCancel(benchmark::State& state) {
 
 template <typename Queue>
 void BM_ScheduleExpire(benchmark::State& state) {
-  auto& prepared = Prepare<Queue, Layout::kFarAhead>(static_cast<size_t>(state.range(0)));
+  static const char kOwner = 0;
+  auto& prepared = Prepare<Queue, Layout::kFarAhead>(static_cast<size_t>(state.range(0)), &kOwner);
   Queue& queue = *prepared.queue;
   size_t fired = 0;
   uint64_t payload = 0;
@@ -147,7 +150,8 @@ void BM_ScheduleExpire(benchmark::State& state) {
 template <typename Queue>
 void BM_ExpireInTurn(benchmark::State& state) {
   const auto pending = static_cast<size_t>(state.range(0));
-  auto& prepared = Prepare<Queue, Layout::kOnePerMillisecond>(pending);
+  static const char kOwner = 0;
+  auto& prepared = Prepare<Queue, Layout::kOnePerMillisecond>(pending, &kOwner);
   Queue& queue = *prepared.queue;
   size_t fired = 0;
   uint64_t payload = 0;
@@ -216,7 +220,8 @@ void BM_IdleHourSleepingUntilNextDeadline(benchmark::State& state) {
 
 void BM_WheelMemoryPerTimer(benchmark::State& state) {
   const size_t pending = static_cast<size_t>(state.range(0));
-  auto& prepared = Prepare<TimingWheel, Layout::kFarAhead>(pending);
+  static const char kOwner = 0;
+  auto& prepared = Prepare<TimingWheel, Layout::kFarAhead>(pending, &kOwner);
   for (auto _ : state) benchmark::DoNotOptimize(prepared.queue->memory_bytes());
   state.counters["bytes_per_timer"] =
       static_cast<double>(prepared.queue->memory_bytes()) / static_cast<double>(pending);
@@ -247,13 +252,16 @@ void RegisterAll() {
   benchmark::RegisterBenchmark("Idle1msSteps/wheel", BM_IdleInMillisecondSteps<TimingWheel>)
       ->Arg(kHourMs)
       ->Iterations(3)
+      ->Repetitions(1)
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("Idle1msSteps/hashed", BM_IdleInMillisecondSteps<HashedWheelTimer>)
       ->Arg(60'000)
       ->Iterations(1)
+      ->Repetitions(1)
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("IdleHourSleepUntilNext/wheel", BM_IdleHourSleepingUntilNextDeadline)
       ->Iterations(3)
+      ->Repetitions(1)
       ->Unit(benchmark::kMicrosecond);
 }
 
