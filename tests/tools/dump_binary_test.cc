@@ -483,6 +483,17 @@ TEST_F(DumpBinaryTest, FileBeingWrittenIsReportedAsATail) {
   EXPECT_EQ(problems[1].at("offset"), std::to_string(data_size));
   DumpRun text = Dump({"--verify", store_});
   EXPECT_NE(text.out.find("a write in progress looks like this"), std::string::npos);
+
+  // An hour file that is being created: its header is not complete yet.
+  storage::HourPaths next = storage::PathsOfHour(store_, hour + 5);
+  std::ofstream(next.data, std::ios::binary) << std::string(10, 'h');
+  std::ofstream(next.index, std::ios::binary) << "";
+  DumpRun creating = Dump({store_});
+  EXPECT_EQ(creating.exit_code, 1);
+  EXPECT_NE(creating.err.find(next.data + " at offset 0: file header is incomplete (10 bytes): "
+                                          "being created right now, or torn"),
+            std::string::npos)
+      << creating.err;
 }
 
 TEST_F(DumpBinaryTest, NoModeModifiesTheStore) {

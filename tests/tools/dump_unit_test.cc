@@ -172,6 +172,7 @@ TEST(BytePreviewTest, EscapesAndCuts) {
   EXPECT_EQ(PrintablePreview(std::string("a\0\x1b[2J\\\n\xc3", 9), 64),
             "a\\x00\\x1b[2J\\\\\\n\\xc3");
   EXPECT_EQ(PrintablePreview("abcdef", 4), "abcd...(+2 bytes)");
+  EXPECT_EQ(PrintablePreview("{\"a\":1}", 0), R"({\"a\":1})");
   EXPECT_EQ(PrintablePreview("abcdef", 0), "abcdef");
   EXPECT_EQ(HexBytes("\x01\xab", 0), "01ab");
   EXPECT_EQ(HexBytes("abc", 2), "6162...(+1 bytes)");

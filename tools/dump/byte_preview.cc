@@ -22,8 +22,10 @@ std::string PrintablePreview(std::string_view bytes, size_t max_bytes) {
   out.reserve(shown.size());
   for (char ch : shown) {
     unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '\\') {
-      out += "\\\\";
+    if (c == '\\' || c == '"') {
+      // Escaped so that the quotes the preview is shown in stay unambiguous.
+      out += '\\';
+      out += ch;
     } else if (c == '\n') {
       out += "\\n";
     } else if (c == '\t') {

@@ -12,7 +12,8 @@ namespace delaybridge::dump {
 // Bytes a preview shows when --full is not given.
 inline constexpr size_t kPreviewBytes = 64;
 
-// "order-17", "caf\xc3\xa9\n" ...; when cut, ends with "...(+N bytes)". max_bytes 0: no limit.
+// order-17, caf\xc3\xa9\n, {\"a\":1} ...; when cut, ends with "...(+N bytes)". max_bytes 0: no
+// limit.
 std::string PrintablePreview(std::string_view bytes, size_t max_bytes);
 
 // Lower-case hex, two digits per byte, no separators; cut like PrintablePreview.

@@ -17,8 +17,10 @@ size_t PreviewLimit(const DumpContext& ctx) { return ctx.options.full ? 0 : kPre
 // Text form of a nullable byte string.
 std::string TextBytes(const DumpContext& ctx, const std::optional<std::string>& bytes) {
   if (!bytes) return "null";
-  std::string text = "\"" + PrintablePreview(*bytes, PreviewLimit(ctx)) + "\" (" +
-                     std::to_string(bytes->size()) + " bytes)";
+  // Appended piece by piece: GCC 12's -Wrestrict misfires on "literal" + std::string&& at -O3.
+  std::string text = "\"";
+  text += PrintablePreview(*bytes, PreviewLimit(ctx));
+  text += "\" (" + std::to_string(bytes->size()) + " bytes)";
   if (ctx.options.hex) text += " hex " + HexBytes(*bytes, PreviewLimit(ctx));
   return text;
 }
