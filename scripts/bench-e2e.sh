@@ -27,6 +27,12 @@
 #   BENCH_DRAIN_DUE_S     drain runs: seconds from producing start to the shared due time [25]
 #   BENCH_SCALE_TOTAL     pending records of the scale run [10000000]
 #   BENCH_SCALE_STEPS     pending counts at which RSS is sampled [1000000 5000000 10000000]
+#   BENCH_BRIDGE_KAFKA    extra "key: value" lines for the bridge's kafka: section, separated by
+#                         ';' (e.g. "queued.max.messages.kbytes: 16384") []
+#   BENCH_BRIDGE_STORAGE  extra lines for the bridge's storage: section, the same way
+#                         (e.g. "sync_interval_ms: 1000;max_open_hours: 1024") []
+#   BENCH_SCALE_DELAY     delay distribution of the scale fill [uniform:1h..30d]
+#   BENCH_SCALE_TIMEOUT_S seconds one fill step may take until the bridge committed it [1200]
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,6 +52,8 @@ payload=${BENCH_PAYLOAD:-100}
 lateness_s=${BENCH_LATENESS_S:-20}
 drain_due_s=${BENCH_DRAIN_DUE_S:-25}
 scale_total=${BENCH_SCALE_TOTAL:-10000000}
+scale_delay=${BENCH_SCALE_DELAY:-uniform:1h..30d}
+scale_timeout_s=${BENCH_SCALE_TIMEOUT_S:-1200}
 read -r -a scale_steps <<<"${BENCH_SCALE_STEPS:-1000000 5000000 10000000}"
 bootstrap=127.0.0.1:$port
 load_bin=$build_dir/bin/delaybridge-load
@@ -93,6 +101,7 @@ write_config() {
   cat >"$dir/config.yaml" <<EOF
 kafka:
   bootstrap.servers: $bootstrap
+$(tr ';' '\n' <<<"${BENCH_BRIDGE_KAFKA:-}" | sed '/^ *$/d; s/^ */  /')
 routes:
   $2: $3
 allowed_targets: [$3]
@@ -100,6 +109,7 @@ dead_letter_topic: $2.dlq
 group_id: $4
 storage:
   dir: $dir/data
+$(tr ';' '\n' <<<"${BENCH_BRIDGE_STORAGE:-}" | sed '/^ *$/d; s/^ */  /')
 wheel:
   tick_ms: 1
   preload_seconds: 5
@@ -217,14 +227,14 @@ run_scale() {
   local filled=0 step start_ms
   for step in "${scale_steps[@]}"; do
     ((step <= scale_total)) || break
-    log "scale: filling to $step pending (uniform 1h..30d, 32 B values)"
+    log "scale: filling to $step pending ($scale_delay, 32 B values)"
     start_ms=$(now_ms)
     load "scale_fill_$step" --delay-topic scale.delayed --target-topic scale.delivered \
-      --count $((step - filled)) --no-consume --warmup 0 --delay uniform:1h..30d \
+      --count $((step - filled)) --no-consume --warmup 0 --delay "$scale_delay" \
       --payload-bytes 32 --keys 100000 --seed "$step" --wait-group delaybridge-scale \
-      --timeout 1200s
+      --timeout "${scale_timeout_s}s"
     [[ $(json "$work_dir/scale_fill_$step.json" 'd["group_caught_up"]') == True ]] ||
-      die "bridge did not commit $step records within 1200 s"
+      die "bridge did not commit $step records within $scale_timeout_s s"
     rows+=$'\n'"| $step | $(awk -v s="$start_ms" -v e="$(now_ms)" 'BEGIN { printf "%.1f", (e - s) / 1000 }') | $(mb "$(proc_kb VmRSS)") | $(mb "$(proc_kb VmHWM)") | $(du_mb "$work_dir/scale/data") |"
     filled=$step
   done
