@@ -171,6 +171,12 @@ void Bridge::Ingest(const IncomingRecord& in) {
     return;
   }
   PartitionStore& store = *it->second;
+  if (auto below = store.stored_below(); below && in.offset < *below) {
+    // Stored before a crash whose offset commit was lost: storing it again would deliver twice.
+    ++already_stored_;
+    store.offsets().AddSettled(in.offset);
+    return;
+  }
   const int64_t now_ms = clock_.now_ms();
   IngestDecision decision = DecideIngest(in, config_.routes.at(in.topic), policy_, now_ms);
   if (auto* rejected = std::get_if<Rejected>(&decision)) {
@@ -178,6 +184,10 @@ void Bridge::Ingest(const IncomingRecord& in) {
   }
   auto& accepted = std::get<Accepted>(decision);
   auto appended = store.Append(accepted.record, accepted.encoded, now_ms);
+  if (!appended.ok() && appended.status().code() == Status::Code::kInvalidArgument) {
+    // The store refuses this record (e.g. a due time past year 9999): bad input, not a fault.
+    return DeadLetter(store, in, "record: " + appended.status().message());
+  }
   if (!appended.ok()) {
     // Not committed, so nothing is lost: the record is read again after a restart.
     return Fail(appended.status().WithContext("append " + accepted.record.SourceId()));
@@ -213,7 +223,10 @@ void Bridge::GroupCommit() {
           PendingDelivery{id, waiting.position, std::move(waiting.record), 0, false, {}});
       Schedule(token, waiting.position.deliver_at_ms);
     }
-    if (auto offset = store->offsets().TakeCommittable()) commits[id] = *offset;
+    if (auto offset = store->offsets().TakeCommittable()) {
+      if (Status s = store->MarkCommittable(*offset); !s.ok()) WarnThrottled(s.ToString());
+      commits[id] = *offset;
+    }
   }
   consumer_->CommitAsync(commits);
 }
@@ -388,14 +401,15 @@ void Bridge::PersistCheckpoints() {
 }
 
 void Bridge::LogStats() {
-  logger_.Info("stats: consumed=" + std::to_string(consumed_) + " stored=" +
-               std::to_string(stored_) + " dead_lettered=" + std::to_string(dead_lettered_) +
-               " delivered=" + std::to_string(delivered_) + " delivery_retries=" +
-               std::to_string(delivery_retries_) + " corrupt=" + std::to_string(corrupt_records_) +
-               " in_memory=" + std::to_string(pending_.size()) + " in_wheel=" +
-               std::to_string(wheel_.size()) + " stores=" + std::to_string(stores_.size()) +
-               " | lateness at produce: " + lateness_at_produce_.Summary() +
-               " | lateness at ack: " + lateness_at_ack_.Summary());
+  logger_.Info(
+      "stats: consumed=" + std::to_string(consumed_) + " stored=" + std::to_string(stored_) +
+      " already_stored=" + std::to_string(already_stored_) + " dead_lettered=" +
+      std::to_string(dead_lettered_) + " delivered=" + std::to_string(delivered_) +
+      " delivery_retries=" + std::to_string(delivery_retries_) + " corrupt=" +
+      std::to_string(corrupt_records_) + " in_memory=" + std::to_string(pending_.size()) +
+      " in_wheel=" + std::to_string(wheel_.size()) + " stores=" + std::to_string(stores_.size()) +
+      " | lateness at produce: " + lateness_at_produce_.Summary() +
+      " | lateness at ack: " + lateness_at_ack_.Summary());
   lateness_at_produce_.Reset();
   lateness_at_ack_.Reset();
 }
@@ -429,7 +443,8 @@ void Bridge::OnAssigned(const std::vector<TopicPartitionId>& partitions) {
                  std::to_string(report.hours) + " records=" + std::to_string(report.records) +
                  " truncated_bytes=" + std::to_string(report.truncated_bytes) +
                  " records_dropped=" + std::to_string(report.records_dropped) +
-                 " resume_at=" + PositionString((*store)->start()) +
+                 " resume_at=" + PositionString((*store)->start()) + " stored_below_offset=" +
+                 ((*store)->stored_below() ? std::to_string(*(*store)->stored_below()) : "none") +
                  ((*store)->had_checkpoint() ? " (checkpoint)" : " (no checkpoint)"));
     for (const auto& problem : report.problems) {
       logger_.Warn("recovery of " + id.ToString() + ": " + problem.file + " at byte " +
@@ -460,7 +475,10 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions) {
   // 3. Commit source offsets covering the durable and dead-lettered records.
   std::map<TopicPartitionId, int64_t> commits;
   for (const auto& id : owned) {
-    if (auto offset = stores_[id]->offsets().Committable()) commits[id] = *offset;
+    if (auto offset = stores_[id]->offsets().Committable()) {
+      if (Status s = stores_[id]->MarkCommittable(*offset); !s.ok()) logger_.Warn(s.ToString());
+      commits[id] = *offset;
+    }
   }
   if (Status s = consumer_->CommitSync(commits); !s.ok()) {
     logger_.Warn("revoke: " + s.ToString() + " (the records will be read and stored again)");

@@ -68,7 +68,14 @@ std::variant<int64_t, std::string> ResolveDeliverAt(const std::vector<HeaderView
       return "x-delay: timestamp " + std::to_string(base_ms) + " + " + std::to_string(delay_ms) +
              " ms overflows";
     }
-    return base_ms + delay_ms;
+    const int64_t deliver_at_ms = base_ms + delay_ms;
+    // A producer clock far ahead can put timestamp + delay beyond max_delay from now.
+    if (deliver_at_ms > now_ms && deliver_at_ms - now_ms > max_delay_ms) {
+      return "x-delay: timestamp " + std::to_string(base_ms) + " + " + std::to_string(delay_ms) +
+             " ms is " + std::to_string(deliver_at_ms - now_ms) + " ms ahead, over max_delay " +
+             std::to_string(max_delay_ms) + " ms";
+    }
+    return deliver_at_ms;
   }
   return now_ms;  // no delay header: deliver now
 }

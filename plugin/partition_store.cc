@@ -23,6 +23,9 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(const TopicPartitio
   auto checkpoint = storage::ReadDeliveryCheckpoint(opts.dir);
   if (!checkpoint.ok()) return checkpoint.status().WithContext("read checkpoint in " + opts.dir);
 
+  auto marker = SourceOffsetMarker::Open(opts.dir);
+  if (!marker.ok()) return marker.status();
+
   RecordPosition start{now_ms, 0};
   bool had_checkpoint = false;
   if (checkpoint->has_value()) {
@@ -32,14 +35,16 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(const TopicPartitio
     // Records but no checkpoint (a crash before the first write): nothing was delivered.
     start = RecordPosition{hours.front() * kMsPerHour, 0};
   }
-  return std::unique_ptr<PartitionStore>(
-      new PartitionStore(id, std::move(log).value(), start, had_checkpoint));
+  return std::unique_ptr<PartitionStore>(new PartitionStore(
+      id, std::move(log).value(), std::move(marker).value(), start, had_checkpoint));
 }
 
 PartitionStore::PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,
-                               RecordPosition start, bool had_checkpoint)
+                               SourceOffsetMarker marker, RecordPosition start, bool had_checkpoint)
     : id_(std::move(id)),
       log_(std::move(log)),
+      marker_(std::move(marker)),
+      stored_below_(marker_.recovered()),
       start_(start),
       had_checkpoint_(had_checkpoint),
       tracker_(start),

@@ -16,6 +16,7 @@
 #include "plugin/delayed_record.h"
 #include "plugin/delivery_tracker.h"
 #include "plugin/source_consumer.h"
+#include "plugin/source_offset_marker.h"
 #include "plugin/source_offsets.h"
 #include "storage/delay_log_store.h"
 
@@ -60,16 +61,24 @@ class PartitionStore {
   // covered source offsets. Returns the records that became eligible for the wheel.
   Result<std::deque<AwaitingSync>> Sync();
 
+  // Source records below this offset were already stored (or dead-lettered) before a restart:
+  // a re-consumed one is skipped instead of being stored twice. See SourceOffsetMarker.
+  std::optional<int64_t> stored_below() const { return stored_below_; }
+  // Records the offset about to be committed (before the commit itself is sent).
+  Status MarkCommittable(int64_t next_offset) { return marker_.Write(next_offset); }
+
   // Persists the watermark when it moved and deletes hour files wholly before it.
   Status PersistCheckpoint(int64_t now_ms);
   RecordPosition last_persisted() const { return last_persisted_; }
 
  private:
   PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,
-                 RecordPosition start, bool had_checkpoint);
+                 SourceOffsetMarker marker, RecordPosition start, bool had_checkpoint);
 
   TopicPartitionId id_;
   std::unique_ptr<storage::DelayLogStore> log_;
+  SourceOffsetMarker marker_;
+  std::optional<int64_t> stored_below_;
   RecordPosition start_;
   bool had_checkpoint_;
   DeliveryTracker tracker_;

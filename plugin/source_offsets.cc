@@ -10,6 +10,11 @@ void SourceOffsets::AddStored(int64_t offset, uint64_t append_sequence) {
 
 void SourceOffsets::AddDeadLettered(int64_t offset) { pending_.push_back(Entry{offset, 0, false}); }
 
+void SourceOffsets::AddSettled(int64_t offset) {
+  pending_.push_back(Entry{offset, 0, true});
+  PopSettled();
+}
+
 void SourceOffsets::MarkDurable(uint64_t durable_sequence) {
   for (auto& e : pending_) {
     if (e.append_sequence != 0 && e.append_sequence <= durable_sequence) e.settled = true;

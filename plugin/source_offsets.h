@@ -18,6 +18,8 @@ class SourceOffsets {
   // Offsets must be added in increasing order (the order the consumer returns them).
   void AddStored(int64_t offset, uint64_t append_sequence);
   void AddDeadLettered(int64_t offset);
+  // A record that needs nothing (already in the store from before a crash).
+  void AddSettled(int64_t offset);
 
   void MarkDurable(uint64_t durable_sequence);
   void MarkDeadLetterAcked(int64_t offset);

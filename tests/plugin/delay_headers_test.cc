@@ -108,6 +108,12 @@ TEST(DelayHeadersTest, DelayOverflowingTheTimestampIsRejected) {
   EXPECT_NE(Reason(p).find("overflows"), std::string::npos) << Reason(p);
 }
 
+TEST(DelayHeadersTest, DelayFromAFutureTimestampStillRespectsMaxDelay) {
+  const DelayParse p = Parse({{"x-delay", "1000"}}, kNow + kMaxDelay);
+  EXPECT_EQ(Reason(p).rfind("x-delay: timestamp ", 0), 0u) << Reason(p);
+  EXPECT_NE(Reason(p).find("over max_delay 3600000 ms"), std::string::npos) << Reason(p);
+}
+
 TEST(DelayHeadersTest, ControlHeadersAreRecognised) {
   EXPECT_TRUE(IsDelayControlHeader("x-delay"));
   EXPECT_TRUE(IsDelayControlHeader("x-deliver-at"));

@@ -50,5 +50,17 @@ TEST(SourceOffsetsTest, GapsInOffsetsAreFine) {
   EXPECT_EQ(o.Committable(), 151);
 }
 
+TEST(SourceOffsetsTest, AlreadyStoredRecordsSettleAtOnce) {
+  SourceOffsets o;
+  o.AddSettled(20);
+  o.AddSettled(21);
+  EXPECT_EQ(o.TakeCommittable(), 22);
+  o.AddStored(22, 1);
+  o.AddSettled(23);  // settled, but behind an unsettled record
+  EXPECT_EQ(o.Committable(), 22);
+  o.MarkDurable(1);
+  EXPECT_EQ(o.Committable(), 24);
+}
+
 }  // namespace
 }  // namespace delaybridge::plugin

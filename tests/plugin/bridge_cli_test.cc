@@ -1,0 +1,119 @@
+// The delaybridge command line: --help, --version, exit codes, configuration errors reported
+// with the key's path, and --check against a reachable and an unreachable broker.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/support/bridge_process.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_cluster.h"
+
+namespace delaybridge::testing {
+namespace {
+
+using std::chrono::seconds;
+
+CommandResult RunBridge(const std::vector<std::string>& args) {
+  return RunBridgeCommand(DELAYBRIDGE_BINARY, args, seconds(60));
+}
+
+std::string WriteConfig(const TempDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir.File(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+// storage_dir is never written by runs that stop at a configuration error.
+std::string Config(const std::string& bootstrap, const std::string& extra = "",
+                   const std::string& storage_dir = "./unused") {
+  return "kafka:\n  bootstrap.servers: \"" + bootstrap +
+         "\"\nroutes:\n  delayed: delivered\nallowed_targets: [delivered]\n"
+         "dead_letter_topic: delayed.dlq\nstorage:\n  dir: " +
+         storage_dir + "\n" + extra;
+}
+
+TEST(BridgeCliTest, HelpVersionAndUsageErrors) {
+  CommandResult help = RunBridge({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.output.find("usage: delaybridge --config FILE"), std::string::npos);
+  EXPECT_NE(help.output.find("3 --check could not reach the brokers"), std::string::npos);
+
+  CommandResult version = RunBridge({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.output, std::string("delaybridge ") + DELAYBRIDGE_VERSION + "\n");
+
+  EXPECT_EQ(RunBridge({}).exit_code, 2);
+  EXPECT_EQ(RunBridge({"--frobnicate"}).exit_code, 2);
+  EXPECT_EQ(RunBridge({"--config"}).exit_code, 2);
+  CommandResult missing = RunBridge({"--config", "/nonexistent/config.yaml"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("cannot read config file /nonexistent/config.yaml"),
+            std::string::npos)
+      << missing.output;
+}
+
+TEST(BridgeCliTest, ConfigErrorsNameTheKeyAndExitTwo) {
+  TempDir dir("bridge_cli_test");
+  const std::pair<std::string, std::string> cases[] = {
+      {"wheel:\n  tick_ms: abc\n", "wheel.tick_ms: must be a positive integer, got \"abc\""},
+      {"wheel:\n  preload_seconds: 0\n", "wheel.preload_seconds: must be a positive integer"},
+      {"max_delay: forever\n", "max_delay: must be a duration"},
+      {"surprise: 1\n", "surprise: unknown key"},
+      {"storage2:\n  dir: x\n", "storage2: unknown key"},
+  };
+  int i = 0;
+  for (const auto& [extra, expected] : cases) {
+    const std::string path =
+        WriteConfig(dir, "bad" + std::to_string(i++) + ".yaml", Config("127.0.0.1:1", extra));
+    for (bool check : {false, true}) {
+      std::vector<std::string> args = {"--config", path};
+      if (check) args.push_back("--check");
+      const CommandResult r = RunBridge(args);
+      EXPECT_EQ(r.exit_code, 2) << r.output;
+      EXPECT_NE(r.output.find(expected), std::string::npos)
+          << "expected \"" << expected << "\" in:\n"
+          << r.output;
+    }
+  }
+}
+
+TEST(BridgeCliTest, CheckReachesTheBrokerOrExitsThree) {
+  TempDir dir("bridge_cli_test");
+  auto cluster = TestCluster::Create();
+  ASSERT_TRUE(cluster.ok());
+  ASSERT_TRUE((*cluster)->CreateTopic("delayed", 2).ok());
+  const std::string good = Config((*cluster)->bootstrap(), "", dir.File("data"));
+  const CommandResult ok = RunBridge({"--config", WriteConfig(dir, "good.yaml", good), "--check"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("check passed"), std::string::npos) << ok.output;
+  // Topics that do not exist are reported, but are not an error.
+  EXPECT_NE(ok.output.find("topic delivered does not exist"), std::string::npos) << ok.output;
+
+  const std::string unreachable = Config("127.0.0.1:1", "", dir.File("data"));
+  const CommandResult down =
+      RunBridge({"--config", WriteConfig(dir, "down.yaml", unreachable), "--check"});
+  EXPECT_EQ(down.exit_code, 3) << down.output;
+  EXPECT_NE(down.output.find("check failed"), std::string::npos) << down.output;
+}
+
+TEST(BridgeCliTest, EmbeddedCheckPrintsOneBootstrapLine) {
+  TempDir dir("bridge_cli_test");
+  const std::string config =
+      "kafka:\n  bootstrap.servers: embedded\nroutes:\n  delayed: delivered\n"
+      "allowed_targets: [delivered]\ndead_letter_topic: delayed.dlq\nstorage:\n  dir: " +
+      dir.File("data") + "\n";
+  const CommandResult r =
+      RunBridge({"--config", WriteConfig(dir, "embedded.yaml", config), "--check"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  size_t lines = 0;
+  for (size_t pos = r.output.find("bootstrap.servers=127.0.0.1:"); pos != std::string::npos;
+       pos = r.output.find("bootstrap.servers=", pos + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << r.output;
+  EXPECT_NE(r.output.find("kcat -b 127.0.0.1:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("-H x-delay=5000"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace delaybridge::testing
