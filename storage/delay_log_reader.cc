@@ -345,6 +345,25 @@ Status DelayLogReader::ForEachIndexEntry(int64_t epoch_hour,
   return ScanEntries(files->index, WholeEntries(files->index_bytes), visit);
 }
 
+Status DelayLogReader::ForEachRecord(int64_t epoch_hour,
+                                     const std::function<bool(const HourRecordView&)>& visit) {
+  Result<HourFiles> files = OpenHourFiles(dir_, epoch_hour);
+  if (!files.ok()) return files.status();
+  BlockCursor data_cursor(&files->data, BlockCursor::Direction::kForward, kDataReadBytes);
+  // Ordinals counted as Scan() links entries, so they match ReadSecond's.
+  std::array<uint32_t, kSecondsPerHour> seen{};
+  HourRecordView record;
+  return ScanEntries(
+      files->index, WholeEntries(files->index_bytes), [&](const IndexEntryView& view) {
+        if (!view.checksum_ok || HourOfMs(view.entry.deliver_at_ms) != epoch_hour) return true;
+        record.index = view;
+        record.ordinal = seen[SecondInHour(SecondOfMs(view.entry.deliver_at_ms))]++;
+        record.status = ReadRecord(&data_cursor, files->data.path(), view.entry, &record.payload);
+        if (!record.status.ok()) record.payload.clear();
+        return visit(record);
+      });
+}
+
 Result<RecordView> DelayLogReader::ReadRecordAt(int64_t epoch_hour, uint64_t log_offset) {
   Result<HourFiles> files = OpenHourFiles(dir_, epoch_hour);
   if (!files.ok()) return files.status();

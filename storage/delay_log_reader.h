@@ -72,6 +72,14 @@ struct ChainRecordView {
   std::string payload;  // empty unless status is ok
 };
 
+// One record of an hour in index (arrival) order, with its position in its second's chain.
+struct HourRecordView {
+  IndexEntryView index;
+  uint32_t ordinal = 0;  // position in its second's chain
+  Status status;         // ok, or the Corruption found reading its record
+  std::string payload;   // empty unless status is ok
+};
+
 struct VerifyProblem {
   std::string file;
   uint64_t offset = 0;
@@ -111,6 +119,12 @@ class DelayLogReader {
   // visit returns false.
   Status ForEachIndexEntry(int64_t epoch_hour,
                            const std::function<bool(const IndexEntryView&)>& visit);
+
+  // Calls visit for every index entry of the hour that passes its checksum and lies in the
+  // hour, in index order, with its record: one sequential pass over index and data, which is
+  // what a search through every record needs (walking chains reads records out of order).
+  // Stops early when visit returns false.
+  Status ForEachRecord(int64_t epoch_hour, const std::function<bool(const HourRecordView&)>& visit);
 
   // Reads and checks the record at log_offset of the hour's data file (Corruption naming the
   // file and offset when it is cut off or fails its checksum).

@@ -1,9 +1,9 @@
-// delaylog-dump --find-source and --find-key: walks every non-empty second of every hour and
-// prints each record whose source id or key matches, with its location and delivered state.
+// delaylog-dump --find-source and --find-key: reads every record of every hour in one
+// sequential pass and prints each one whose source id or key matches, with its location
+// (hour file, offsets, second, ordinal) and delivered state.
 #include <algorithm>
 
 #include "plugin/delayed_record.h"
-#include "storage/format.h"
 #include "tools/dump/dump_context.h"
 #include "tools/dump/record_printer.h"
 
@@ -33,34 +33,27 @@ int RunFind(const DumpContext& ctx, DelayLogReader* reader) {
   if (!checkpoint.ok()) return ReportFailure(ctx, store, checkpoint.status());
   int exit_code = kExitOk;
   uint64_t matches = 0, examined = 0;
+  auto visit = [&](const storage::HourRecordView& record) {
+    examined += 1;
+    Result<plugin::DelayedRecord> decoded = record.status.ok()
+                                                ? plugin::DecodeDelayedRecord(record.payload)
+                                                : Result<plugin::DelayedRecord>(record.status);
+    if (!decoded.ok()) {
+      // An unreadable record might be the one sought: say so rather than only "not found".
+      exit_code = std::max(exit_code, ReportFailure(ctx, store, decoded.status()));
+      return true;
+    }
+    if (!Matches(ctx.options, *decoded)) return true;
+    matches += 1;
+    PrintRecord(
+        ctx, store,
+        {record.index.position, record.ordinal, record.index.entry, record.status, record.payload},
+        *checkpoint);
+    return true;
+  };
   for (int64_t epoch_hour : reader->Hours()) {
-    Result<std::array<uint32_t, storage::kSecondsPerHour>> counts =
-        reader->SecondCounts(epoch_hour);
-    if (!counts.ok()) {
-      exit_code = std::max(exit_code, ReportFailure(ctx, store, counts.status()));
-      continue;
-    }
-    for (int64_t s = 0; s < storage::kSecondsPerHour; ++s) {
-      if ((*counts)[s] == 0) continue;
-      std::vector<storage::ChainRecordView> chain;
-      Status chain_status = reader->ReadSecond(epoch_hour * storage::kSecondsPerHour + s, &chain);
-      if (!chain_status.ok())
-        exit_code = std::max(exit_code, ReportFailure(ctx, store, chain_status));
-      for (const storage::ChainRecordView& record : chain) {
-        examined += 1;
-        Result<plugin::DelayedRecord> decoded = record.status.ok()
-                                                    ? plugin::DecodeDelayedRecord(record.payload)
-                                                    : Result<plugin::DelayedRecord>(record.status);
-        if (!decoded.ok()) {
-          // An unreadable record might be the one sought: say so rather than "not found".
-          exit_code = std::max(exit_code, ReportFailure(ctx, store, decoded.status()));
-          continue;
-        }
-        if (!Matches(ctx.options, *decoded)) continue;
-        matches += 1;
-        PrintRecord(ctx, store, record, *checkpoint);
-      }
-    }
+    Status s = reader->ForEachRecord(epoch_hour, visit);
+    if (!s.ok()) exit_code = std::max(exit_code, ReportFailure(ctx, store, s));
   }
   if (ctx.options.json) {
     ctx.Emit(JsonLine("find_total")
