@@ -44,9 +44,9 @@ struct TimerHandle {
 //   schedule tick 130  = (2, 2)       -> differs in digit 1   -> level 1, slot 2 (ticks 128-191)
 //   schedule tick 5000 = (1, 14, 8)   -> differs in digit 2   -> level 2, slot 1 (ticks 4096-8191)
 //
-//   level 0  [.......................................X.......]  occupancy bit 56
-//   level 1  [..X.............................................]  occupancy bit 2
-//   level 2  [.X..............................................]  occupancy bit 1
+//   level 0  [........................................................X.......]  occupancy bit 56
+//   level 1  [..X.............................................................]  occupancy bit 2
+//   level 2  [.X..............................................................]  occupancy bit 1
 //
 // Each level keeps a uint64_t occupancy mask, so the next non-empty slot is found with one
 // count-trailing-zeros per level, lowest level first (a lower level's slots all end before the
