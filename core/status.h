@@ -18,17 +18,19 @@ class Status {
  public:
   enum class Code {
     kOk,
-    kInvalidArgument,  // the caller's input is wrong (bad config, bad header)
-    kNotFound,         // a file, topic or record does not exist
-    kCorruption,       // on-disk data failed a check (checksum, length, magic)
-    kIOError,          // the operating system refused (disk full, permission)
-    kUnavailable,      // a remote party (the broker) cannot be reached right now
+    kInvalidArgument,     // the caller's input is wrong (bad config, bad header)
+    kNotFound,            // a file, topic or record does not exist
+    kCorruption,          // on-disk data failed a check (checksum, length, magic)
+    kIOError,             // the operating system refused (disk full, permission)
+    kUnavailable,         // a remote party (the broker) cannot be reached right now
     kFailedPrecondition,  // the operation is not valid in the current state
   };
 
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
+  static Status InvalidArgument(std::string msg) {
+    return {Code::kInvalidArgument, std::move(msg)};
+  }
   static Status NotFound(std::string msg) { return {Code::kNotFound, std::move(msg)}; }
   static Status Corruption(std::string msg) { return {Code::kCorruption, std::move(msg)}; }
   static Status IOError(std::string msg) { return {Code::kIOError, std::move(msg)}; }
@@ -60,7 +62,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design, like StatusOr
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design, like StatusOr
   Result(Status status) : value_(std::move(status)) {}  // NOLINT
 
   bool ok() const { return std::holds_alternative<T>(value_); }
