@@ -84,28 +84,62 @@ TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
   EXPECT_EQ(report.wrong_content, 0u);
   EXPECT_EQ(report.unknown, 0u);
 
-  // The bound: a duplicate's first copy was produced in the window before some crash in which
-  // the checkpoint could not yet have recorded it.
-  const int64_t window_ms = kCheckpointIntervalMs + kAckSlackMs;
+  // The documented bound (docs/bridge.md): a record is delivered twice only if, at the crash,
+  // it was acknowledged but not yet covered by a checkpoint, or in flight. The checkpoint is
+  // written every checkpoint_interval_ms and covers every record up to the oldest one still
+  // unacknowledged, so it lags the crash by at most that interval plus the longest time a due
+  // record then waited for its acknowledgement (a few ms normally; seconds while the bridge
+  // catches up after a restart). Seen from outside: a duplicate's first copy went out before a
+  // crash, no earlier than interval + slack + the longest wait (first receipt, capped at the
+  // crash, minus deliver-at) of the records due in the 10 s before it.
+  std::map<int64_t, int64_t> first_received_ms;
+  for (const ConsumedRecord& r : received_) {
+    if (const auto id = WorkloadId(r.value)) {
+      auto [it, inserted] = first_received_ms.emplace(*id, r.received_at_ms);
+      if (!inserted) it->second = std::min(it->second, r.received_at_ms);
+    }
+  }
   size_t outside_bound = 0;
+  for (size_t k = 0; k < kill_ms.size(); ++k) {
+    int64_t slowest_ms = 0;
+    for (const auto& [id, received_ms] : first_received_ms) {
+      const int64_t due_ms = workload.DeliverAtMs(id);
+      if (due_ms <= kill_ms[k] && due_ms > kill_ms[k] - 10'000) {
+        slowest_ms = std::max(slowest_ms, std::min(received_ms, kill_ms[k]) - due_ms);
+      }
+    }
+    const int64_t window_ms = kCheckpointIntervalMs + kAckSlackMs + slowest_ms;
+    size_t attributed = 0;
+    int64_t oldest_ms = 0;
+    for (const auto& [id, copies] : report.duplicated) {
+      int64_t first_ms = copies.front().timestamp_ms;
+      for (const ConsumedRecord& copy : copies) first_ms = std::min(first_ms, copy.timestamp_ms);
+      const int64_t previous_kill_ms = k == 0 ? 0 : kill_ms[k - 1];
+      if (first_ms > kill_ms[k] || first_ms <= previous_kill_ms) continue;
+      ++attributed;
+      oldest_ms = std::max(oldest_ms, kill_ms[k] - first_ms);
+      if (kill_ms[k] - first_ms > window_ms && ++outside_bound <= 10) {
+        ADD_FAILURE() << "id " << id << " delivered " << copies.size() << " times; first copy "
+                      << kill_ms[k] - first_ms << " ms before crash " << k + 1 << ", outside the "
+                      << window_ms << " ms bound";
+      }
+    }
+    std::cout << "crash " << k + 1 << ": " << attributed
+              << " records delivered twice, first copies up to " << oldest_ms
+              << " ms before it; bound " << window_ms << " ms (longest wait of a due record "
+              << slowest_ms << " ms)\n";
+  }
+  // Every duplicate's first copy must have gone out before one of the crashes.
+  size_t unexplained = 0;
   for (const auto& [id, copies] : report.duplicated) {
     int64_t first_ms = copies.front().timestamp_ms;
     for (const ConsumedRecord& copy : copies) first_ms = std::min(first_ms, copy.timestamp_ms);
-    bool explained = false;
-    for (int64_t crash_ms : kill_ms) {
-      explained = explained || (first_ms <= crash_ms && first_ms >= crash_ms - window_ms);
-    }
-    if (!explained) {
-      ++outside_bound;
-      if (outside_bound <= 10) {
-        ADD_FAILURE() << "id " << id << " delivered " << copies.size() << " times; first copy at "
-                      << first_ms << " is not within " << window_ms << " ms before a crash";
-      }
-    }
+    if (first_ms > kill_ms.back()) ++unexplained;
   }
+  EXPECT_EQ(unexplained, 0u) << "records delivered twice after the last crash";
   std::cout << "duplicates: " << report.duplicates << " copies of " << report.duplicated.size()
-            << " records, " << outside_bound << " outside the bound (window " << window_ms
-            << " ms before each of " << kKills << " crashes)\n";
+            << " records after " << kKills << " crashes, " << outside_bound
+            << " outside the bound\n";
   RecordProperty("duplicates", std::to_string(report.duplicates));
   RecordProperty("records", std::to_string(report.expected));
 }

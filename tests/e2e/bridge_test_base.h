@@ -39,7 +39,10 @@ struct BridgeTopology {
 class BridgeTestBase : public ::testing::Test {
  protected:
   // Creates topics and the working directory and writes the config; does not start the bridge.
-  void SetUpBridge(const BridgeTopology& topology, const std::string& extra_yaml = "");
+  // short_session_timeout: session.timeout.ms 6000 (the broker's minimum) so a SIGKILLed
+  // bridge's partitions are reassigned quickly; otherwise librdkafka's default (45 s).
+  void SetUpBridge(const BridgeTopology& topology, const std::string& extra_yaml = "",
+                   bool short_session_timeout = true);
   void TearDown() override;
 
   // Starts the bridge, then produces a probe record and waits until the bridge delivers it:

@@ -82,6 +82,11 @@ size_t DelayWorkload::size() const {
   return ledger_.size();
 }
 
+int64_t DelayWorkload::DeliverAtMs(int64_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ledger_.at(static_cast<size_t>(id)).deliver_at_ms;
+}
+
 OutgoingRecord DelayWorkload::Next() {
   std::lock_guard<std::mutex> lock(mu_);
   std::discrete_distribution<int> style(std::begin(kStyleWeights), std::end(kStyleWeights));

@@ -80,6 +80,8 @@ class DelayWorkload {
   // A record with an explicit delay and header style, for targeted cases.
   OutgoingRecord NextWithDelay(int64_t delay_ms, bool deliver_at_style);
   size_t size() const;
+  // The deliver-at the ledger holds for a record id (which must exist).
+  int64_t DeliverAtMs(int64_t id) const;
 
   // partitions: partition count of each target topic.
   DeliveryReport CheckDeliveries(const std::vector<ConsumedRecord>& received,

@@ -262,8 +262,12 @@ std::vector<ConsumedRecord> TestConsumer::ConsumeUntil(
     std::chrono::milliseconds timeout) {
   std::vector<ConsumedRecord> records;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done(records) && std::chrono::steady_clock::now() < deadline) {
-    std::unique_ptr<RdKafka::Message> message(consumer_->consume(100));
+  while (!done(records)) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    std::unique_ptr<RdKafka::Message> message(
+        consumer_->consume(static_cast<int>(std::min<int64_t>(left.count(), 100))));
     if (message->err() != RdKafka::ERR_NO_ERROR) continue;  // timeouts, partition EOF, retries
     ConsumedRecord record;
     record.topic = message->topic_name();
