@@ -15,8 +15,9 @@ namespace delaybridge::storage {
 namespace {
 
 // Parked hours (evicted with unsynced appends) keep a 28.8 KB head table each until the next
-// Sync; past this many, they are synced early. Bounds their memory to about 15 MB.
-constexpr size_t kMaxParkedHours = 512;
+// Sync; past this many, they are synced early. Bounds their memory to about 30 MB while
+// letting a month of hours (720) be appended to between two syncs without early fdatasyncs.
+constexpr size_t kMaxParkedHours = 1024;
 
 }  // namespace
 
