@@ -18,9 +18,8 @@ namespace delaybridge::storage {
 
 // What survives of an hour between appenders: enough to reopen it.
 struct HourState {
-  uint64_t entries = 0;           // index entries
-  uint64_t data_bytes = 0;        // data file size, header included
-  uint64_t heads_generation = 0;  // generation of the last saved heads slot (0: none)
+  uint64_t entries = 0;     // index entries
+  uint64_t data_bytes = 0;  // data file size, header included
 };
 
 class HourAppender {
@@ -57,7 +56,7 @@ class HourAppender {
 
   bool dirty() const { return dirty_; }
   const HeadCells& cells() const { return *cells_; }
-  HourState state() const { return {entries_, data_bytes_, heads_generation_}; }
+  HourState state() const { return {entries_, data_bytes_}; }
   const PosixFile& data_file() const { return data_; }
   const PosixFile& index_file() const { return index_; }
   uint64_t last_used() const { return last_used_; }

@@ -223,11 +223,10 @@ Result<std::optional<HourState>> RecoverHour(const std::string& dir, int64_t epo
     HeadsSlot slot{heads_generation + 1, walk.kept_entries, walk.cells};
     s = SaveHeads(paths.heads, epoch_hour, slot);
     if (!s.ok()) return s;
-    heads_generation = slot.generation;
   }
   report->hours += 1;
   report->records += walk.kept_entries;
-  return std::optional<HourState>(HourState{walk.kept_entries, walk.data_end, heads_generation});
+  return std::optional<HourState>(HourState{walk.kept_entries, walk.data_end});
 }
 
 }  // namespace delaybridge::storage
