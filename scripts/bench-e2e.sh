@@ -31,6 +31,8 @@
 #                         ';' (e.g. "queued.max.messages.kbytes: 16384") []
 #   BENCH_BRIDGE_STORAGE  extra lines for the bridge's storage: section, the same way
 #                         (e.g. "sync_interval_ms: 1000;max_open_hours: 1024") []
+#   BENCH_PERF=1          record `perf record -g` of the bridge during the sustained and the
+#                         50%-rate runs into the work dir (bridge_max.perf, bridge_half.perf)
 #   BENCH_SCALE_DELAY     delay distribution of the scale fill [uniform:1h..30d]
 #   BENCH_SCALE_TIMEOUT_S seconds one fill step may take until the bridge committed it [1200]
 set -euo pipefail
@@ -126,6 +128,19 @@ bridge_start() {
   kill -0 "$bridge_pid" 2>/dev/null || die "delaybridge exited at start; see $dir/bridge.log"
 }
 
+# perf_start NAME / perf_stop: profile the bridge while a run is going (BENCH_PERF=1).
+perf_pid=""
+perf_start() {
+  [[ ${BENCH_PERF:-0} == 1 ]] || return 0
+  perf record -g -p "$bridge_pid" -o "$work_dir/$1.perf" >/dev/null 2>&1 &
+  perf_pid=$!
+}
+perf_stop() {
+  [[ -n $perf_pid ]] || return 0
+  kill -INT "$perf_pid" && wait "$perf_pid" || true
+  perf_pid=""
+}
+
 bridge_stop() {
   kill -TERM "$bridge_pid" 2>/dev/null || true
   wait "$bridge_pid" 2>/dev/null || true
@@ -160,10 +175,12 @@ run_throughput() {
   local cpu_before
   cpu_before=$(cpu_s)
   log "bridge: $records records of $payload B, fixed 1 s delay, as fast as possible"
+  perf_start bridge_max
   load bridge_max --delay-topic bench.delayed --target-topic bench.delivered --count "$records" \
     --payload-bytes "$payload" --delay fixed:1s --timeout 120s
   local cpu_after
   cpu_after=$(cpu_s)
+  perf_stop
   log "bridge: drain $records records all due ${drain_due_s} s after producing starts"
   load bridge_drain --delay-topic bench.delayed --target-topic bench.delivered \
     --count "$records" --payload-bytes "$payload" --due-together "${drain_due_s}s" --timeout 120s
@@ -172,9 +189,11 @@ run_throughput() {
   bridge_rate=$(json "$work_dir/bridge_max.json" 'd["delivery_rate_per_s"]')
   half_rate=$(awk -v r="$bridge_rate" 'BEGIN { printf "%.0f", r / 2 }')
   log "lateness at 50% of the bridge's max rate: $half_rate rec/s for $lateness_s s"
+  perf_start bridge_half
   load bridge_half --delay-topic bench.delayed --target-topic bench.delivered \
     --rate "$half_rate" --duration "${lateness_s}s" --payload-bytes "$payload" \
     --delay uniform:1s..10s --headers mixed --timeout 60s
+  perf_stop
   load baseline_half --mode passthrough --delay-topic pipe.in --target-topic pipe.out \
     --rate "$half_rate" --duration "${lateness_s}s" --payload-bytes "$payload" --timeout 60s
 
