@@ -19,6 +19,7 @@ constexpr int64_t kQueueFullRetryMs = 10;       // producer queue full: retry so
 constexpr int64_t kPreloadIntervalMs = 100;     // preloader walk period
 constexpr int64_t kSafetyPollIntervalMs = 100;  // in case an eventfd wake-up was missed
 constexpr int kFlushTimeoutMs = 10'000;         // revoke/shutdown wait for acknowledgements
+constexpr int kCommittedTimeoutMs = 10'000;     // assign: reading the group's offsets
 constexpr int64_t kWarningIntervalMs = 1000;    // at most one repeated warning per second
 
 // Retry delay after n failed attempts: 100 ms doubling, capped at 10 s.
@@ -435,15 +436,27 @@ void Bridge::OnAssigned(const std::vector<TopicPartitionId>& partitions) {
   storage::StoreOptions options;
   options.max_open_hours = config_.max_open_hours;
   options.max_record_bytes = config_.max_record_bytes;
+  auto committed = consumer_->Committed(partitions, kCommittedTimeoutMs);
+  if (!committed.ok()) {
+    logger_.Warn(committed.status().ToString() +
+                 " (records stored just before a crash may be stored and delivered twice)");
+  }
   for (const auto& id : partitions) {
     storage::RecoveryReport report;
     auto store = PartitionStore::Open(id, config_.storage_dir, options, clock_.now_ms(), &report);
     if (!store.ok()) return Fail(store.status().WithContext("assign " + id.ToString()));
+    std::optional<int64_t> resume_offset;
+    if (committed.ok()) {
+      if (auto it = committed->find(id); it != committed->end()) resume_offset = it->second;
+    }
+    (*store)->ResumeFrom(resume_offset);
     logger_.Info("assigned " + id.ToString() + ": store " + (*store)->log().dir() + " hours=" +
                  std::to_string(report.hours) + " records=" + std::to_string(report.records) +
                  " truncated_bytes=" + std::to_string(report.truncated_bytes) +
                  " records_dropped=" + std::to_string(report.records_dropped) +
-                 " resume_at=" + PositionString((*store)->start()) + " stored_below_offset=" +
+                 " resume_at=" + PositionString((*store)->start()) +
+                 " committed_offset=" + (resume_offset ? std::to_string(*resume_offset) : "none") +
+                 " stored_below_offset=" +
                  ((*store)->stored_below() ? std::to_string(*(*store)->stored_below()) : "none") +
                  ((*store)->had_checkpoint() ? " (checkpoint)" : " (no checkpoint)"));
     for (const auto& problem : report.problems) {

@@ -32,7 +32,7 @@ std::string TimestampNow() {
   const time_t seconds = static_cast<time_t>(epoch_ms / 1000);
   struct tm utc;
   gmtime_r(&seconds, &utc);
-  char buf[40];
+  char buf[64];  // room for any int the compiler cannot rule out
   std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
                 utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
                 static_cast<int>(epoch_ms % 1000));

@@ -51,6 +51,12 @@ PartitionStore::PartitionStore(TopicPartitionId id, std::unique_ptr<storage::Del
       preloaded_until_second_(start.deliver_at_ms / 1000),
       last_persisted_(start) {}
 
+void PartitionStore::ResumeFrom(std::optional<int64_t> committed_offset) {
+  if (!committed_offset || !stored_below_ || *stored_below_ <= *committed_offset) {
+    stored_below_.reset();
+  }
+}
+
 Result<storage::AppendResult> PartitionStore::Append(const DelayedRecord& record,
                                                      const std::string& encoded, int64_t now_ms) {
   const int64_t deliver_at_ms =

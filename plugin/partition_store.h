@@ -64,6 +64,10 @@ class PartitionStore {
   // Source records below this offset were already stored (or dead-lettered) before a restart:
   // a re-consumed one is skipped instead of being stored twice. See SourceOffsetMarker.
   std::optional<int64_t> stored_below() const { return stored_below_; }
+  // The marker is trusted only when the group resumes from a committed offset below it: with
+  // no commit (a new group, or the topic was deleted and re-created) offsets start over and
+  // an old marker would skip new records.
+  void ResumeFrom(std::optional<int64_t> committed_offset);
   // Records the offset about to be committed (before the commit itself is sent).
   Status MarkCommittable(int64_t next_offset) { return marker_.Write(next_offset); }
 

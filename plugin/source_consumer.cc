@@ -77,8 +77,20 @@ void SourceConsumer::Rebalance::rebalance_cb(RdKafka::KafkaConsumer* consumer,
   }
 }
 
+void SourceConsumer::CommitResults::offset_commit_cb(
+    RdKafka::ErrorCode err, std::vector<RdKafka::TopicPartition*>& offsets) {
+  if (err == RdKafka::ERR_NO_ERROR || err == RdKafka::ERR__NO_OFFSET) return;
+  // Not fatal: a later commit covers the same records; until then a crash re-reads them and
+  // the source-offset marker keeps them from being stored twice.
+  logger_.Warn("offset commit of " + std::to_string(offsets.size()) +
+               " partition(s) failed: " + RdKafka::err2str(err));
+}
+
 SourceConsumer::SourceConsumer(Logger& logger, RebalanceListener& listener)
-    : logger_(logger), events_(logger, "consumer"), rebalance_(logger, listener) {}
+    : logger_(logger),
+      events_(logger, "consumer"),
+      rebalance_(logger, listener),
+      commit_results_(logger) {}
 
 SourceConsumer::~SourceConsumer() { Close(); }
 
@@ -107,7 +119,8 @@ Result<std::unique_ptr<SourceConsumer>> SourceConsumer::Create(
     }
   }
   if (conf->set("event_cb", &c->events_, errstr) != RdKafka::Conf::CONF_OK ||
-      conf->set("rebalance_cb", &c->rebalance_, errstr) != RdKafka::Conf::CONF_OK) {
+      conf->set("rebalance_cb", &c->rebalance_, errstr) != RdKafka::Conf::CONF_OK ||
+      conf->set("offset_commit_cb", &c->commit_results_, errstr) != RdKafka::Conf::CONF_OK) {
     return Status::InvalidArgument("consumer callbacks: " + errstr);
   }
   c->consumer_.reset(RdKafka::KafkaConsumer::create(conf.get(), errstr));
@@ -152,6 +165,24 @@ Status SourceConsumer::CommitSync(const std::map<TopicPartitionId, int64_t>& off
     return Status::Unavailable("commit offsets: " + RdKafka::err2str(err));
   }
   return Status::Ok();
+}
+
+Result<std::map<TopicPartitionId, int64_t>> SourceConsumer::Committed(
+    const std::vector<TopicPartitionId>& partitions, int timeout_ms) {
+  std::map<TopicPartitionId, int64_t> query;
+  for (const auto& id : partitions) query[id] = RdKafka::Topic::OFFSET_INVALID;
+  OffsetList list(query);
+  const RdKafka::ErrorCode err = consumer_->committed(list.get(), timeout_ms);
+  if (err != RdKafka::ERR_NO_ERROR) {
+    return Status::Unavailable("read committed offsets: " + RdKafka::err2str(err));
+  }
+  std::map<TopicPartitionId, int64_t> committed;
+  for (const auto* tp : list.get()) {
+    if (tp->err() == RdKafka::ERR_NO_ERROR && tp->offset() >= 0) {
+      committed[{tp->topic(), tp->partition()}] = tp->offset();
+    }
+  }
+  return committed;
 }
 
 void SourceConsumer::Close() {

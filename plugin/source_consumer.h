@@ -57,6 +57,11 @@ class SourceConsumer {
   void CommitAsync(const std::map<TopicPartitionId, int64_t>& offsets);
   Status CommitSync(const std::map<TopicPartitionId, int64_t>& offsets);
 
+  // The group's committed offsets (blocking, up to timeout_ms); partitions without a commit
+  // are absent. Unavailable when the coordinator did not answer.
+  Result<std::map<TopicPartitionId, int64_t>> Committed(
+      const std::vector<TopicPartitionId>& partitions, int timeout_ms);
+
   // Leaves the group (revocation callbacks run first).
   void Close();
   bool fatal() const { return events_.fatal(); }
@@ -75,11 +80,23 @@ class SourceConsumer {
     RebalanceListener& listener_;
   };
 
+  // Logs failed asynchronous commits (served from Poll on the owner thread).
+  class CommitResults : public RdKafka::OffsetCommitCb {
+   public:
+    explicit CommitResults(Logger& logger) : logger_(logger) {}
+    void offset_commit_cb(RdKafka::ErrorCode err,
+                          std::vector<RdKafka::TopicPartition*>& offsets) override;
+
+   private:
+    Logger& logger_;
+  };
+
   SourceConsumer(Logger& logger, RebalanceListener& listener);
 
   Logger& logger_;
   KafkaEventLogger events_;
   Rebalance rebalance_;
+  CommitResults commit_results_;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
   bool closed_ = false;
 };

@@ -152,6 +152,25 @@ TEST_F(PartitionStoreTest, CheckpointNeverPassesARecordAppendedLater) {
   EXPECT_EQ(Preload(*store, (now + 50) / 1000 + 6), (std::vector<int64_t>{7}));
 }
 
+// The source-offset marker only skips records between the group's committed offset and the
+// marker; with no commit (new group, re-created topic) it is ignored, or it would skip records.
+TEST_F(PartitionStoreTest, SourceOffsetMarkerIsTrustedOnlyAboveTheCommittedOffset) {
+  {
+    auto store = Open(kHourStartMs);
+    ASSERT_TRUE(store->MarkCommittable(10).ok());
+  }
+  auto store = Open(kHourStartMs);
+  EXPECT_EQ(store->stored_below(), 10);
+  store->ResumeFrom(5);
+  EXPECT_EQ(store->stored_below(), 10);  // offsets 5..9 are in the store already
+  store = Open(kHourStartMs);
+  store->ResumeFrom(std::nullopt);
+  EXPECT_EQ(store->stored_below(), std::nullopt);
+  store = Open(kHourStartMs);
+  store->ResumeFrom(12);
+  EXPECT_EQ(store->stored_below(), std::nullopt);
+}
+
 TEST_F(PartitionStoreTest, FullyDeliveredHoursAreDeleted) {
   const int64_t now = kHourStartMs;
   auto store = Open(now);

@@ -41,6 +41,18 @@ Status TestCluster::CreateTopic(const std::string& name, int partitions) {
   return Status::Ok();
 }
 
+Status TestCluster::SetBrokerDown(bool down) {
+  if (!mock_) return Status::FailedPrecondition("broker outages need the mock cluster");
+  // The mock cluster numbers its brokers from 1.
+  const rd_kafka_resp_err_t err =
+      down ? rd_kafka_mock_broker_set_down(mock_, 1) : rd_kafka_mock_broker_set_up(mock_, 1);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(std::string("mock broker set ") + (down ? "down" : "up") + ": " +
+                               rd_kafka_err2str(err));
+  }
+  return Status::Ok();
+}
+
 Status TestCluster::CreateExternalTopic(const std::string& name, int partitions) {
   char errstr[512];
   rd_kafka_NewTopic_t* topic =

@@ -30,6 +30,10 @@ class TestCluster {
   // API and waits for the result.
   Status CreateTopic(const std::string& name, int partitions);
 
+  // Mock cluster only: disconnects the broker and refuses connections (down = true), or lets
+  // clients back in. FailedPrecondition on an external broker.
+  Status SetBrokerDown(bool down);
+
  private:
   TestCluster() = default;
   Status CreateExternalTopic(const std::string& name, int partitions);
