@@ -20,6 +20,7 @@ constexpr int64_t kPreloadIntervalMs = 100;     // preloader walk period
 constexpr int64_t kSafetyPollIntervalMs = 100;  // in case an eventfd wake-up was missed
 constexpr int kFlushTimeoutMs = 10'000;         // revoke/shutdown wait for acknowledgements
 constexpr int kCommittedTimeoutMs = 10'000;     // assign: reading the group's offsets
+constexpr int64_t kSlowSyncMs = 100;            // a store sync this slow is worth a warning
 constexpr int64_t kWarningIntervalMs = 1000;    // at most one repeated warning per second
 
 // Retry delay after n failed attempts: 100 ms doubling, capped at 10 s.
@@ -148,8 +149,26 @@ void Bridge::ArmConsumerWakeup() {
   });
 }
 
+// Records accepted for a second that is already preloaded go to memory at once, so a backlog
+// of overdue records (after downtime) could fill memory faster than deliveries drain it.
+// Consumption pauses at max_preloaded_records in memory and resumes below half of it.
+void Bridge::ApplyBackpressure() {
+  const size_t in_memory = pending_.size();
+  const bool pause = in_memory >= config_.max_preloaded_records;
+  const bool resume = consumption_paused_ && in_memory < config_.max_preloaded_records / 2;
+  if (!pause && !resume) return;
+  // Pausing again is harmless and covers partitions assigned since the last pause.
+  if (Status s = consumer_->SetPaused(pause); !s.ok()) return WarnThrottled(s.ToString());
+  if (pause == consumption_paused_) return;
+  consumption_paused_ = pause;
+  logger_.Info(std::string(pause ? "pausing" : "resuming") + " consumption: " +
+               std::to_string(in_memory) + " records in memory (wheel.max_preloaded_records=" +
+               std::to_string(config_.max_preloaded_records) + ")");
+}
+
 void Bridge::DrainConsumer() {
   if (stopping_) return;
+  ApplyBackpressure();
   const std::vector<IncomingRecord> records = consumer_->Poll(kConsumeBatch);
   for (const auto& record : records) Ingest(record);
   if (consumer_->fatal()) return Fail(Status::Unavailable("the consumer hit a fatal error"));
@@ -212,8 +231,16 @@ void Bridge::DeadLetter(PartitionStore& store, const IncomingRecord& in,
 void Bridge::GroupCommit() {
   std::map<TopicPartitionId, int64_t> commits;
   for (auto& [id, store] : stores_) {
+    const auto sync_start = std::chrono::steady_clock::now();
     auto eligible = store->Sync();
     if (!eligible.ok()) return Fail(eligible.status());
+    const auto sync_ms =
+        std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - sync_start)
+            .count();
+    if (sync_ms >= kSlowSyncMs) {
+      WarnThrottled("slow disk: syncing store " + id.ToString() + " took " +
+                    std::to_string(sync_ms) + " ms (deliveries wait meanwhile)");
+    }
     // Each Sync is several fdatasyncs on this thread: deliver what fell due meanwhile, so
     // lateness is bounded by one store's sync, not by all of them.
     if (auto next_ms = wheel_.next_deadline_ms(); next_ms && *next_ms <= clock_.now_ms()) {

@@ -65,6 +65,7 @@ class Bridge final : public RebalanceListener {
 
   // Consumer side.
   void ArmConsumerWakeup();
+  void ApplyBackpressure();
   void DrainConsumer();
   void Ingest(const IncomingRecord& in);
   void DeadLetter(PartitionStore& store, const IncomingRecord& in, const std::string& reason);
@@ -131,6 +132,7 @@ class Bridge final : public RebalanceListener {
   int64_t last_warning_ms_ = 0;
   uint64_t suppressed_warnings_ = 0;
 
+  bool consumption_paused_ = false;  // in-memory records reached max_preloaded_records
   bool stopping_ = false;
   int exit_code_ = 0;
 };

@@ -185,6 +185,20 @@ Result<std::map<TopicPartitionId, int64_t>> SourceConsumer::Committed(
   return committed;
 }
 
+Status SourceConsumer::SetPaused(bool paused) {
+  std::vector<RdKafka::TopicPartition*> assigned;
+  RdKafka::ErrorCode err = consumer_->assignment(assigned);
+  if (err == RdKafka::ERR_NO_ERROR && !assigned.empty()) {
+    err = paused ? consumer_->pause(assigned) : consumer_->resume(assigned);
+  }
+  RdKafka::TopicPartition::destroy(assigned);
+  if (err != RdKafka::ERR_NO_ERROR) {
+    return Status::Unavailable(std::string(paused ? "pause" : "resume") + ": " +
+                               RdKafka::err2str(err));
+  }
+  return Status::Ok();
+}
+
 void SourceConsumer::Close() {
   if (closed_ || !consumer_) return;
   closed_ = true;

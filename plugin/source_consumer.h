@@ -62,6 +62,10 @@ class SourceConsumer {
   Result<std::map<TopicPartitionId, int64_t>> Committed(
       const std::vector<TopicPartitionId>& partitions, int timeout_ms);
 
+  // Stops (or restarts) fetching from every assigned partition while staying in the group:
+  // Poll() keeps serving rebalances but returns no records from paused partitions.
+  Status SetPaused(bool paused);
+
   // Leaves the group (revocation callbacks run first).
   void Close();
   bool fatal() const { return events_.fatal(); }

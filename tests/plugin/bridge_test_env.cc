@@ -45,6 +45,7 @@ void BridgeTestEnv::Prepare(const BridgeTestOptions& options) {
          << "wheel:\n"
          << "  tick_ms: 1\n"
          << "  preload_seconds: 5\n"
+         << "  max_preloaded_records: " << options.max_preloaded_records << "\n"
          << "max_delay: " << options.max_delay << "\n"
          << "max_record_bytes: " << options.max_record_bytes << "\n"
          << "stats_interval_s: 5\n";

@@ -23,6 +23,7 @@ struct BridgeTestOptions {
   int target_partitions = 6;
   std::string max_delay = "1h";
   uint32_t max_record_bytes = 1024 * 1024;
+  size_t max_preloaded_records = 1'000'000;
 };
 
 class BridgeTestEnv : public ::testing::Test {
