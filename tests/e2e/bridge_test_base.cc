@@ -1,8 +1,5 @@
 #include "tests/e2e/bridge_test_base.h"
 
-#include <signal.h>
-#include <sys/wait.h>
-
 #include <cstdlib>
 #include <fstream>
 
@@ -57,8 +54,8 @@ void BridgeTestBase::SetUpBridge(const BridgeTopology& topology, const std::stri
   config.close();
   ASSERT_TRUE(config.good()) << "writing " << config_path_;
 
-  bridge_ = std::make_unique<BridgeChild>(DELAYBRIDGE_BIN, config_path_,
-                                          (work_dir_ / "bridge.log").string());
+  bridge_ = std::make_unique<testing::BridgeProcess>(DELAYBRIDGE_BIN, config_path_,
+                                                     (work_dir_ / "bridge.log").string());
   auto producer = TestProducer::Create(bootstrap_);
   ASSERT_TRUE(producer.ok()) << producer.status().ToString();
   producer_ = std::move(producer).value();
@@ -77,19 +74,19 @@ void BridgeTestBase::TearDown() {
     const Status restarted = StartBroker();
     EXPECT_TRUE(restarted.ok()) << restarted.ToString();
   }
-  if (bridge_ && bridge_->Running()) {
+  if (bridge_ && bridge_->running()) {
     // A clean stop at the end is part of the contract: SIGTERM exits 0.
-    Result<int> stopped = bridge_->Stop(SIGTERM, seconds(60));
-    EXPECT_TRUE(stopped.ok()) << stopped.status().ToString();
-    if (stopped.ok()) {
-      EXPECT_TRUE(WIFEXITED(*stopped) && WEXITSTATUS(*stopped) == 0)
-          << "SIGTERM: " << DescribeWaitStatus(*stopped);
+    Result<int> exit_code = bridge_->Terminate(seconds(60));
+    EXPECT_TRUE(exit_code.ok()) << exit_code.status().ToString();
+    if (exit_code.ok()) {
+      EXPECT_EQ(*exit_code, 0) << "exit code after SIGTERM";
     }
   }
   if (HasFailure()) {
     if (bridge_) {
-      std::cerr << "---- bridge log tail (" << bridge_->log_path() << ") ----\n"
-                << bridge_->LogTail() << "\n----\n";
+      const std::string log = bridge_->Log();
+      std::cerr << "---- bridge log tail ----\n"
+                << log.substr(log.size() > 4000 ? log.size() - 4000 : 0) << "\n----\n";
     }
     std::cerr << "kept " << work_dir_ << " for inspection\n";
   } else if (!work_dir_.empty()) {
@@ -110,10 +107,10 @@ void BridgeTestBase::StartBridgeAndWaitReady(seconds timeout) {
         for (auto it = received_.rbegin(); it != received_.rend() && !seen; ++it) {
           seen = it->value == want;
         }
-        return seen || !bridge_->Running();
+        return seen || !bridge_->running();
       },
       timeout);
-  ASSERT_TRUE(bridge_->Running()) << "bridge exited during start-up: " << bridge_->DescribeExit();
+  ASSERT_TRUE(bridge_->running()) << "bridge exited during start-up";
   ASSERT_TRUE(seen) << "probe " << tag << " not delivered within " << timeout.count() << " s";
 }
 
@@ -148,7 +145,7 @@ Status BridgeTestBase::KafkaScript(const std::string& command) {
   const std::string line = "bash '" + std::string(script) + "' " + command;
   const int status = std::system(line.c_str());
   if (status != 0) {
-    return Status::Unavailable(line + ": " + DescribeWaitStatus(status));
+    return Status::Unavailable(line + ": wait status " + std::to_string(status));
   }
   return Status::Ok();
 }

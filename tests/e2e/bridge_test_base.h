@@ -19,9 +19,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "tests/e2e/bridge_child.h"
 #include "tests/e2e/delay_workload.h"
 #include "tests/e2e/kafka_client.h"
+#include "tests/support/bridge_process.h"
 
 namespace delaybridge::e2e {
 
@@ -72,7 +72,7 @@ class BridgeTestBase : public ::testing::Test {
   BridgeTopology topology_;
   std::filesystem::path work_dir_;
   std::string config_path_;
-  std::unique_ptr<BridgeChild> bridge_;
+  std::unique_ptr<testing::BridgeProcess> bridge_;
   std::unique_ptr<TestProducer> producer_;
   std::unique_ptr<TestConsumer> collector_;
   std::vector<ConsumedRecord> received_;

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <sstream>
 
-#include "tests/e2e/java_partitioner.h"
+#include "tests/support/murmur2.h"
 
 namespace delaybridge::e2e {
 namespace {
@@ -202,7 +202,7 @@ DeliveryReport DelayWorkload::CheckDeliveries(
     } else if (want.key) {
       const auto it = partitions.find(record.topic);
       const int32_t expected_partition =
-          it == partitions.end() ? -1 : JavaPartitionForKey(*want.key, it->second);
+          it == partitions.end() ? -1 : testing::JavaPartitionForKey(*want.key, it->second);
       if (record.partition != expected_partition) {
         ++report.wrong_partition;
         Note(report, where + " key " + *want.key + " belongs in partition " +
