@@ -103,7 +103,8 @@ fetch() {
       awk -v deps="$deps" '{ if ($0 == "@LOGGING_DEPENDENCIES@") print deps; else print }' \
         >"$cache_dir/pom.xml"
     rm -rf "$libs_dir.tmp"
-    mvn -B -Dstyle.color=never -f "$cache_dir/pom.xml" dependency:copy-dependencies \
+    mvn -B -Dstyle.color=never -f "$cache_dir/pom.xml" \
+      org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
       -DincludeScope=runtime -DoutputDirectory="$libs_dir.tmp" >"$cache_dir/maven.log" 2>&1 || {
       tail -n 30 "$cache_dir/maven.log" >&2
       die "Maven could not resolve org.apache.kafka:kafka_2.13:$version (log: $cache_dir/maven.log)"
