@@ -142,6 +142,16 @@ Result<std::vector<int64_t>> EndOffsets(rd_kafka_t* handle, const std::string& t
   return ends;
 }
 
+size_t ConsumeAvailable(rd_kafka_queue_t* queue, int timeout_ms,
+                        std::span<rd_kafka_message_t*> batch) {
+  const ssize_t ready = rd_kafka_consume_batch_queue(queue, 0, batch.data(), batch.size());
+  if (ready > 0) return static_cast<size_t>(ready);
+  rd_kafka_message_t* first = rd_kafka_consume_queue(queue, timeout_ms);
+  if (first == nullptr) return 0;
+  batch[0] = first;
+  return 1;
+}
+
 Status AssignFrom(rd_kafka_t* consumer, const std::string& topic,
                   const std::vector<int64_t>& offsets) {
   PartitionList list = AllPartitions(topic, offsets);

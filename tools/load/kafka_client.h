@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +53,13 @@ Result<int32_t> PartitionCount(rd_kafka_t* handle, const std::string& topic, int
 // The high watermark of every partition of `topic` (index = partition).
 Result<std::vector<int64_t>> EndOffsets(rd_kafka_t* handle, const std::string& topic,
                                         int32_t partitions, int timeout_ms);
+
+// Takes what `queue` holds right now, up to batch.size() messages; when it holds nothing,
+// waits up to timeout_ms for the first one. (rd_kafka_consume_batch_queue alone waits until the
+// batch is full or the timeout passes, which would add up to timeout_ms to every measured
+// lateness at low rates.) Returns the number of messages stored in `batch`.
+size_t ConsumeAvailable(rd_kafka_queue_t* queue, int timeout_ms,
+                        std::span<rd_kafka_message_t*> batch);
 
 // Assigns every partition of `topic` to `consumer`, starting at offsets[partition].
 Status AssignFrom(rd_kafka_t* consumer, const std::string& topic,

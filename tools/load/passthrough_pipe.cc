@@ -6,6 +6,8 @@
 #include <thread>
 #include <utility>
 
+#include "tools/load/kafka_client.h"
+
 namespace delaybridge::load {
 
 namespace {
@@ -37,9 +39,8 @@ Status PassthroughPipe::Run(const std::atomic<bool>& stop,
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(hold_ms, 5)));
       continue;
     }
-    const ssize_t got =
-        rd_kafka_consume_batch_queue(queue, kPollTimeoutMs, batch.data(), batch.size());
-    for (ssize_t i = 0; i < got; ++i) {
+    const size_t got = ConsumeAvailable(queue, kPollTimeoutMs, batch);
+    for (size_t i = 0; i < got; ++i) {
       if (status.ok() && batch[i]->err == RD_KAFKA_RESP_ERR_NO_ERROR) status = Forward(*batch[i]);
       rd_kafka_message_destroy(batch[i]);
     }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "tools/load/kafka_client.h"
 #include "tools/load/record_stamp.h"
 
 namespace delaybridge::load {
@@ -28,11 +29,10 @@ void TargetConsumer::Run(const std::atomic<bool>& stop) {
   rd_kafka_queue_t* queue = rd_kafka_queue_get_consumer(consumer_);
   std::array<rd_kafka_message_t*, kBatchSize> batch{};
   while (!stop.load(std::memory_order_acquire)) {
-    const ssize_t got =
-        rd_kafka_consume_batch_queue(queue, kPollTimeoutMs, batch.data(), batch.size());
+    const size_t got = ConsumeAvailable(queue, kPollTimeoutMs, batch);
     // One clock read per batch: records of a batch were handed over at the same moment.
     const int64_t consumed_us = EpochUs();
-    for (ssize_t i = 0; i < got; ++i) {
+    for (size_t i = 0; i < got; ++i) {
       Take(*batch[i], consumed_us);
       rd_kafka_message_destroy(batch[i]);
     }
