@@ -247,8 +247,8 @@ void Bridge::GroupCommit() {
       DeliverDue();
     }
     for (auto& waiting : *eligible) {
-      const uint64_t token = pending_.Add(
-          PendingDelivery{id, waiting.position, std::move(waiting.record), 0, false, {}});
+      const uint64_t token =
+          pending_.Add(PendingDelivery{id, waiting.position, std::move(waiting.record), 0, {}});
       Schedule(token, waiting.position.deliver_at_ms);
     }
     if (auto offset = store->offsets().TakeCommittable()) {
@@ -273,7 +273,7 @@ void Bridge::Preload() {
         *store, horizon_second, budget,
         [this, &id](RecordPosition position, DelayedRecord&& record) {
           const uint64_t token =
-              pending_.Add(PendingDelivery{id, position, std::move(record), 0, false, {}});
+              pending_.Add(PendingDelivery{id, position, std::move(record), 0, {}});
           Schedule(token, position.deliver_at_ms);
         },
         [this, &id](const std::string& what) {
@@ -338,7 +338,6 @@ void Bridge::ProduceDelivery(uint64_t token, int64_t now_ms) {
                   RdKafka::err2str(err) + "; retrying in " + std::to_string(backoff_ms) + " ms");
     return Schedule(token, now_ms + backoff_ms);
   }
-  d->in_flight = true;
   lateness_at_produce_.Record(now_ms - d->position.deliver_at_ms);
 }
 
@@ -383,7 +382,6 @@ void Bridge::OnAck(uint64_t token, RdKafka::ErrorCode err) {
 void Bridge::OnDeliveryAck(uint64_t token, RdKafka::ErrorCode err) {
   PendingDelivery* d = pending_.Find(token);
   if (!d) return;  // its partition was revoked; the new owner delivers it again
-  d->in_flight = false;
   const int64_t now_ms = clock_.now_ms();
   if (err != RdKafka::ERR_NO_ERROR) {
     ++delivery_retries_;
@@ -429,15 +427,17 @@ void Bridge::PersistCheckpoints() {
 }
 
 void Bridge::LogStats() {
-  logger_.Info(
-      "stats: consumed=" + std::to_string(consumed_) + " stored=" + std::to_string(stored_) +
-      " already_stored=" + std::to_string(already_stored_) + " dead_lettered=" +
-      std::to_string(dead_lettered_) + " delivered=" + std::to_string(delivered_) +
-      " delivery_retries=" + std::to_string(delivery_retries_) + " corrupt=" +
-      std::to_string(corrupt_records_) + " in_memory=" + std::to_string(pending_.size()) +
-      " in_wheel=" + std::to_string(wheel_.size()) + " stores=" + std::to_string(stores_.size()) +
-      " | lateness at produce: " + lateness_at_produce_.Summary() +
-      " | lateness at ack: " + lateness_at_ack_.Summary());
+  logger_.Info("stats: consumed=" + std::to_string(consumed_) + " stored=" +
+               std::to_string(stored_) + " already_stored=" + std::to_string(already_stored_) +
+               " dead_lettered=" + std::to_string(dead_lettered_) +
+               " delivered=" + std::to_string(delivered_) + " delivery_retries=" +
+               std::to_string(delivery_retries_) + " corrupt=" + std::to_string(corrupt_records_) +
+               " in_memory=" + std::to_string(pending_.size()) +
+               " in_wheel=" + std::to_string(wheel_.size()) +
+               " in_flight=" + std::to_string(producer_->in_flight()) +
+               " stores=" + std::to_string(stores_.size()) +
+               " | lateness at produce: " + lateness_at_produce_.Summary() +
+               " | lateness at ack: " + lateness_at_ack_.Summary());
   lateness_at_produce_.Reset();
   lateness_at_ack_.Reset();
 }

@@ -43,9 +43,4 @@ void KafkaWakeup::Arm(std::function<void()> on_wake) {
                               });
 }
 
-void KafkaWakeup::Cancel() {
-  boost::system::error_code ignored;
-  descriptor_.cancel(ignored);
-}
-
 }  // namespace delaybridge::plugin

@@ -31,8 +31,6 @@ class KafkaWakeup {
   // Calls on_wake (once) on the io_context thread after the queue got events. Re-arm from
   // on_wake after draining the queue.
   void Arm(std::function<void()> on_wake);
-  // Stops waiting; a pending on_wake is not called.
-  void Cancel();
 
  private:
   KafkaWakeup(boost::asio::io_context& io, rd_kafka_queue_t* queue, int fd);

@@ -50,8 +50,6 @@ Result<LogLevel> ParseLogLevel(std::string_view text) {
                                  std::string(text) + "\"");
 }
 
-void Logger::set_min_level(LogLevel level) { min_level_.store(level); }
-
 void Logger::Log(LogLevel level, std::string_view message) {
   if (!enabled(level)) return;
   std::string line = TimestampNow();

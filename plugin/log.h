@@ -6,7 +6,6 @@
 // interleave.
 #pragma once
 
-#include <atomic>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -24,8 +23,7 @@ class Logger {
  public:
   explicit Logger(LogLevel min_level, int fd = 2) : min_level_(min_level), fd_(fd) {}
 
-  void set_min_level(LogLevel level);
-  bool enabled(LogLevel level) const { return level >= min_level_.load(); }
+  bool enabled(LogLevel level) const { return level >= min_level_; }
 
   void Log(LogLevel level, std::string_view message);
   void Debug(std::string_view message) { Log(LogLevel::kDebug, message); }
@@ -35,7 +33,7 @@ class Logger {
 
  private:
   std::mutex mu_;
-  std::atomic<LogLevel> min_level_;
+  const LogLevel min_level_;
   int fd_;
 };
 

@@ -23,8 +23,7 @@ struct PendingDelivery {
   RecordPosition position;  // (effective deliver_at_ms, ordinal) in that store
   DelayedRecord record;
   uint32_t failed_attempts = 0;
-  bool in_flight = false;  // produced, acknowledgement not yet seen
-  TimerHandle timer;       // valid while waiting in the wheel
+  TimerHandle timer;  // valid while waiting in the wheel
 };
 
 class PendingDeliveries {
