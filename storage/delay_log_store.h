@@ -78,8 +78,10 @@ class DelayLogStore {
   // second's chain. Buffered: durable only after a later Sync() returns ok.
   Result<AppendResult> Append(int64_t deliver_at_ms, std::string_view payload);
 
-  // Group commit: makes every append made before the call durable (data, then index, then
-  // head tables, each fdatasync'ed), covering every dirty hour file.
+  // Group commit: makes every append made before the call durable: every dirty data and index
+  // file is fdatasync'ed (concurrently), then head tables are saved when due
+  // (docs/storage-format.md "Writing and the sync order"). After a failed Sync the store
+  // refuses further appends and syncs (a failed fdatasync may have lost pages); reopen it.
   Status Sync();
   uint64_t last_sequence() const;     // sequence of the latest Append (0 if none)
   uint64_t durable_sequence() const;  // every Append with sequence <= this is durable

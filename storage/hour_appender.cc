@@ -119,17 +119,12 @@ Status HourAppender::Flush() {
   return Status::Ok();
 }
 
-Status HourAppender::SyncData() {
-  if (parked()) return SyncThroughFreshDescriptor(paths_.data);
-  Status s = Flush();
-  if (s.ok()) s = data_.DataSync();
-  return s;
+Status HourAppender::SyncDataFile() const {
+  return parked() ? SyncThroughFreshDescriptor(paths_.data) : data_.DataSync();
 }
 
-Status HourAppender::SyncIndex() {
-  Status s = parked() ? SyncThroughFreshDescriptor(paths_.index) : index_.DataSync();
-  if (s.ok()) dirty_ = false;
-  return s;
+Status HourAppender::SyncIndexFile() const {
+  return parked() ? SyncThroughFreshDescriptor(paths_.index) : index_.DataSync();
 }
 
 Status HourAppender::SyncThroughFreshDescriptor(const std::string& path) {
@@ -173,10 +168,12 @@ Status HourAppender::SaveHeadsIfDue(bool force) {
 }
 
 Status HourAppender::Close() {
-  Status s = dirty_ ? SyncData() : Flush();
-  if (s.ok() && dirty_) s = SyncIndex();
-  if (s.ok()) s = SaveHeadsIfDue(/*force=*/true);
-  return s;
+  Status s = Flush();
+  if (s.ok() && dirty_) s = SyncDataFile();
+  if (s.ok() && dirty_) s = SyncIndexFile();
+  if (!s.ok()) return s;
+  MarkSynced();
+  return SaveHeadsIfDue(/*force=*/true);
 }
 
 }  // namespace delaybridge::storage

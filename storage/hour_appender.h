@@ -37,11 +37,14 @@ class HourAppender {
 
   // write()s the buffers, data first.
   Status Flush();
-  // Group commit steps, in this order across all hours: SyncData, SyncIndex, SaveHeadsIfDue.
-  Status SyncData();
-  Status SyncIndex();
+  // Group commit steps, in this order across all hours: Flush; SyncDataFile and SyncIndexFile
+  // (these two touch nothing but their file, so they may run concurrently, for every hour at
+  // once); MarkSynced; SaveHeadsIfDue. Parked hours sync through fresh descriptors.
+  Status SyncDataFile() const;
+  Status SyncIndexFile() const;
+  void MarkSynced() { dirty_ = false; }
   // Saves the head table when kHeadsSaveEveryEntries entries are not covered, or when force
-  // and anything is not covered. Only valid right after SyncIndex.
+  // and anything is not covered. Only valid right after a completed sync of both files.
   Status SaveHeadsIfDue(bool force);
   // Flushes, syncs data and index, saves the head table: the hour may then be forgotten.
   Status Close();

@@ -105,7 +105,7 @@ Status PosixFile::Truncate(uint64_t size) {
   return Status::Ok();
 }
 
-Status PosixFile::DataSync() {
+Status PosixFile::DataSync() const {
   if (::fdatasync(fd_) != 0) return ErrnoStatus("fdatasync", path_, errno);
   return Status::Ok();
 }

@@ -32,7 +32,7 @@ class PosixFile {
   Status WriteAt2(uint64_t offset, std::string_view a, std::string_view b);
   Result<uint64_t> Size() const;
   Status Truncate(uint64_t size);
-  Status DataSync();
+  Status DataSync() const;
   // Tells the kernel the cached pages of this file are not needed (benchmarks, cold reads).
   Status DropCache();
 
