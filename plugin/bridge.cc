@@ -486,6 +486,14 @@ void Bridge::OnAssigned(const std::vector<TopicPartitionId>& partitions) {
                  " stored_below_offset=" +
                  ((*store)->stored_below() ? std::to_string(*(*store)->stored_below()) : "none") +
                  ((*store)->had_checkpoint() ? " (checkpoint)" : " (no checkpoint)"));
+    if (resume_offset && !(*store)->had_checkpoint() && report.hours == 0) {
+      // The group consumed this partition before, but not into this store: records it holds
+      // pending live in another instance's storage.dir (see docs/bridge.md).
+      logger_.Error("assigned " + id.ToString() + " has committed offset " +
+                    std::to_string(*resume_offset) +
+                    " but an empty store here: records still pending in the store of the "
+                    "instance that owned it before are not delivered by this one");
+    }
     for (const auto& problem : report.problems) {
       logger_.Warn("recovery of " + id.ToString() + ": " + problem.file + " at byte " +
                    std::to_string(problem.offset) + ": " + problem.what);
