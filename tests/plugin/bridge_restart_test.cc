@@ -1,7 +1,8 @@
 // Restarts mid-stream: a clean stop (SIGTERM) and a crash (SIGKILL) while records keep coming.
-// Nothing is lost; a clean stop duplicates nothing; after the crash only records whose first
-// delivery was acknowledged shortly before the kill (not yet checkpointed) or was in flight at
-// the kill may arrive twice (the bound in docs/bridge.md).
+// Nothing is lost; a clean stop duplicates nothing; after the crash only the records of the
+// bound in docs/bridge.md may arrive twice: delivered shortly before the kill (acknowledged but
+// not yet checkpointed, or in flight), or consumed in the last group-commit window before it
+// (then both copies come after the restart).
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -67,9 +68,11 @@ TEST_F(BridgeRestartTest, SigtermAndSigkillLoseNothingAndDuplicateOnlyAroundTheC
   EXPECT_TRUE(check.missing.empty()) << check.Summary();
   EXPECT_TRUE(check.errors.empty()) << check.Summary();
 
-  // Every duplicate's first copy was produced by the killed run shortly before the kill:
-  // acknowledged after the last checkpoint write, or in flight. The window allows the
-  // checkpoint interval (100 ms) plus acknowledgement latency on a loaded sanitizer build.
+  // A duplicate either had its first copy delivered by the killed run shortly before the kill
+  // (acknowledged after the last checkpoint write, or in flight), or was consumed by the killed
+  // run in its last group-commit window (produced shortly before the kill; both copies come
+  // after the restart). The window allows the checkpoint interval (100 ms), the group commit
+  // and acknowledgement latency on a loaded sanitizer build.
   constexpr int64_t kWindowMs = 2000;
   std::map<std::string, int64_t> first_copy_ms;
   for (const auto& r : delivered) {
@@ -77,11 +80,26 @@ TEST_F(BridgeRestartTest, SigtermAndSigkillLoseNothingAndDuplicateOnlyAroundTheC
     auto [it, inserted] = first_copy_ms.emplace(seq, r.timestamp_ms);
     if (!inserted) it->second = std::min(it->second, r.timestamp_ms);
   }
+  size_t delivered_before_kill = 0;
+  size_t consumed_before_kill = 0;
   for (const auto& [seq, extra] : check.duplicates) {
     const int64_t first_ms = first_copy_ms.at(std::to_string(seq));
-    EXPECT_GE(first_ms, kill_ms - kWindowMs) << "seq " << seq << " duplicated " << extra;
-    EXPECT_LE(first_ms, kill_ms) << "seq " << seq << " duplicated " << extra;
+    const int64_t produced_ms = workload.expected().at(seq).produced_at_ms;
+    SCOPED_TRACE("seq " + std::to_string(seq) + " duplicated " + std::to_string(extra) +
+                 ", first copy at " + std::to_string(first_ms) + ", produced at " +
+                 std::to_string(produced_ms));
+    EXPECT_LE(extra, 2u);  // at most: delivered before the kill, reloaded, re-consumed
+    if (first_ms <= kill_ms) {
+      ++delivered_before_kill;
+      EXPECT_GE(first_ms, kill_ms - kWindowMs);
+    } else {
+      ++consumed_before_kill;
+      EXPECT_GE(produced_ms, kill_ms - kWindowMs);
+      EXPECT_LE(produced_ms, kill_ms);
+    }
   }
+  std::cout << "restart: duplicates delivered shortly before the kill: " << delivered_before_kill
+            << ", consumed in the last commit window: " << consumed_before_kill << "\n";
   EXPECT_TRUE(bridge_->running());
   ASSERT_NO_FATAL_FAILURE(StopBridge());
 }
