@@ -96,10 +96,11 @@ TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
       if (!inserted) it->second = std::min(it->second, r.received_at_ms);
     }
   }
-  // The crash a pair of consecutive copies straddles: the first kill at or after the earlier
-  // copy, if it comes before the later one. Two copies with no crash between them mean the
-  // record was stored or produced twice by one run of the bridge, which docs/bridge.md rules
-  // out ("records are also never stored twice after a process crash").
+  // Case 1 and 2 of docs/bridge.md: the copies straddle a crash (the first kill at or after
+  // the earlier copy comes before the later one), and the earlier copy went out shortly before
+  // it. Case 3: both copies come after a crash, from a record consumed since the last group
+  // commit before it, i.e. produced to the delay topic shortly before the crash. Anything else
+  // (two copies from one run of the bridge with no crash to explain them) fails.
   auto straddled_crash = [&](int64_t earlier_ms, int64_t later_ms) -> std::optional<size_t> {
     for (size_t k = 0; k < kill_ms.size(); ++k) {
       if (earlier_ms <= kill_ms[k]) {
@@ -107,6 +108,13 @@ TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
       }
     }
     return std::nullopt;
+  };
+  auto crash_before = [&](int64_t ms) -> std::optional<size_t> {
+    std::optional<size_t> found;
+    for (size_t k = 0; k < kill_ms.size(); ++k) {
+      if (kill_ms[k] < ms) found = k;
+    }
+    return found;
   };
   std::vector<size_t> attributed(kill_ms.size(), 0);
   std::vector<int64_t> oldest_ms(kill_ms.size(), 0);
@@ -123,6 +131,7 @@ TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
   }
   size_t outside_bound = 0;
   size_t without_crash = 0;
+  std::vector<size_t> consumed_again(kill_ms.size(), 0);
   for (const auto& [id, copies] : report.duplicated) {
     std::vector<const ConsumedRecord*> by_time;
     for (const ConsumedRecord& copy : copies) by_time.push_back(&copy);
@@ -132,6 +141,13 @@ TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
       const int64_t earlier_ms = by_time[i]->timestamp_ms;
       const std::optional<size_t> k = straddled_crash(earlier_ms, by_time[i + 1]->timestamp_ms);
       if (!k) {
+        const std::optional<size_t> before = crash_before(earlier_ms);
+        const int64_t created_ms = workload.CreatedMs(id);
+        if (before && created_ms <= kill_ms[*before] &&
+            kill_ms[*before] - created_ms <= window_ms[*before]) {
+          ++consumed_again[*before];
+          continue;
+        }
         if (++without_crash <= 10) {
           std::string copies_text;
           for (const ConsumedRecord* copy : by_time) {
@@ -140,8 +156,11 @@ TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
                            std::to_string(copy->timestamp_ms) + " x-delay-source " +
                            HeaderValue(copy->headers, "x-delay-source").value_or("<none>");
           }
-          ADD_FAILURE() << "id " << id << " (deliver-at " << workload.DeliverAtMs(id)
-                        << ") delivered twice with no crash between the copies:" << copies_text;
+          ADD_FAILURE() << "id " << id << " (produced " << workload.CreatedMs(id) << ", deliver-at "
+                        << workload.DeliverAtMs(id)
+                        << ") delivered twice, no crash between the copies and not produced "
+                           "just before one:"
+                        << copies_text;
         }
         continue;
       }
@@ -157,12 +176,13 @@ TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
   for (size_t k = 0; k < kill_ms.size(); ++k) {
     std::cout << "crash " << k + 1 << ": " << attributed[k]
               << " records delivered again, earlier copies up to " << oldest_ms[k]
-              << " ms before it; bound " << window_ms[k] << " ms\n";
+              << " ms before it; " << consumed_again[k] << " consumed again (case 3); bound "
+              << window_ms[k] << " ms\n";
   }
-  EXPECT_EQ(without_crash, 0u) << "records delivered twice by one run of the bridge";
+  EXPECT_EQ(without_crash, 0u) << "duplicates no documented case explains";
   std::cout << "duplicates: " << report.duplicates << " copies of " << report.duplicated.size()
             << " records after " << kKills << " crashes, " << outside_bound
-            << " outside the bound, " << without_crash << " with no crash between copies\n";
+            << " outside the bound, " << without_crash << " unexplained\n";
   RecordProperty("duplicates", std::to_string(report.duplicates));
   RecordProperty("records", std::to_string(report.expected));
 }

@@ -87,6 +87,11 @@ int64_t DelayWorkload::DeliverAtMs(int64_t id) const {
   return ledger_.at(static_cast<size_t>(id)).deliver_at_ms;
 }
 
+int64_t DelayWorkload::CreatedMs(int64_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ledger_.at(static_cast<size_t>(id)).created_ms;
+}
+
 OutgoingRecord DelayWorkload::Next() {
   std::lock_guard<std::mutex> lock(mu_);
   std::discrete_distribution<int> style(std::begin(kStyleWeights), std::end(kStyleWeights));
@@ -107,6 +112,7 @@ OutgoingRecord DelayWorkload::Build(int64_t id, int64_t delay_ms, int style, boo
   OutgoingRecord out;
   out.topic = spec_.delay_topic;
   ExpectedRecord expected;
+  expected.created_ms = now_ms;
   expected.topic = alt_target ? spec_.alt_target : spec_.default_target;
 
   if (rng_() % 20 != 0) out.key = "key-" + std::to_string(rng_() % spec_.key_space);

@@ -38,6 +38,7 @@ struct ExpectedRecord {
   std::string value;
   Headers headers;  // as delivered, without x-delay-source
   int64_t deliver_at_ms = 0;
+  int64_t created_ms = 0;  // when the test produced it to the delay topic
 };
 
 struct LatenessSummary {
@@ -82,6 +83,8 @@ class DelayWorkload {
   size_t size() const;
   // The deliver-at the ledger holds for a record id (which must exist).
   int64_t DeliverAtMs(int64_t id) const;
+  // When the record was handed to the producer for the delay topic.
+  int64_t CreatedMs(int64_t id) const;
 
   // partitions: partition count of each target topic.
   DeliveryReport CheckDeliveries(const std::vector<ConsumedRecord>& received,
