@@ -241,11 +241,7 @@ void Bridge::GroupCommit() {
       WarnThrottled("slow disk: syncing store " + id.ToString() + " took " +
                     std::to_string(sync_ms) + " ms (deliveries wait meanwhile)");
     }
-    // Each Sync is several fdatasyncs on this thread: deliver what fell due meanwhile, so
-    // lateness is bounded by one store's sync, not by all of them.
-    if (auto next_ms = wheel_.next_deadline_ms(); next_ms && *next_ms <= clock_.now_ms()) {
-      DeliverDue();
-    }
+    DeliverIfDue();
     for (auto& waiting : *eligible) {
       const uint64_t token =
           pending_.Add(PendingDelivery{id, waiting.position, std::move(waiting.record), 0, {}});
@@ -305,6 +301,14 @@ void Bridge::RearmDeliveryTimer() {
     DeliverDue();
     RearmDeliveryTimer();
   });
+}
+
+// Store syncs and checkpoint writes are fsyncs on this thread; between two stores, deliver what
+// fell due meanwhile, so lateness is bounded by one store's fsyncs, not by all of them.
+void Bridge::DeliverIfDue() {
+  if (auto next_ms = wheel_.next_deadline_ms(); next_ms && *next_ms <= clock_.now_ms()) {
+    DeliverDue();
+  }
 }
 
 void Bridge::DeliverDue() {
@@ -423,6 +427,7 @@ void Bridge::PersistCheckpoints() {
       // Not fatal: an old checkpoint only means more re-delivery after a crash.
       WarnThrottled("checkpoint " + id.ToString() + ": " + s.ToString());
     }
+    DeliverIfDue();
   }
 }
 

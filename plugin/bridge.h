@@ -76,6 +76,7 @@ class Bridge final : public RebalanceListener {
   void Schedule(uint64_t token, int64_t deadline_ms);
   void RearmDeliveryTimer();
   void DeliverDue();
+  void DeliverIfDue();
   void ProduceDelivery(uint64_t token, int64_t now_ms);
   void ProduceDeadLetter(uint64_t token, int64_t now_ms);
   void ArmProducerWakeup();

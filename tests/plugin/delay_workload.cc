@@ -47,7 +47,7 @@ TestRecord DelayWorkload::Next(int64_t now_ms, int64_t max_delay_ms) {
   } else {
     r.headers.push_back({"x-deliver-at", std::to_string(now_ms + delay_ms)});
   }
-  r.headers.push_back({"trace", "t" + std::to_string(rng_())});
+  r.headers.push_back({"trace", std::to_string(rng_())});
   if (seq % 7 == 0) r.headers.push_back({"null-header", std::nullopt});
   if (seq % 5 == 0) {
     r.headers.push_back({"x-target-topic", alt_topic_});
