@@ -256,6 +256,7 @@ run_scale() {
       die "bridge did not commit $step records within $scale_timeout_s s"
     rows+=$'\n'"| $step | $(awk -v s="$start_ms" -v e="$(now_ms)" 'BEGIN { printf "%.1f", (e - s) / 1000 }') | $(mb "$(proc_kb VmRSS)") | $(mb "$(proc_kb VmHWM)") | $(du_mb "$work_dir/scale/data") |"
     filled=$step
+    log "scale: ${rows##*$'\n'}"
   done
 
   log "scale: restart with $filled pending (SIGTERM, start, probes due 500 ms later)"
