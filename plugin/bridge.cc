@@ -191,6 +191,12 @@ void Bridge::Ingest(const IncomingRecord& in) {
     return;
   }
   PartitionStore& store = *it->second;
+  if (auto last = store.offsets().last_added(); last && in.offset <= *last) {
+    // Fetched again in this run: librdkafka resumes a paused partition from the last stored
+    // offset (auto store is off), not from the last record it returned.
+    ++refetched_;
+    return;
+  }
   if (auto below = store.stored_below(); below && in.offset < *below) {
     // Stored before a crash whose offset commit was lost: storing it again would deliver twice.
     ++already_stored_;
@@ -434,10 +440,10 @@ void Bridge::PersistCheckpoints() {
 void Bridge::LogStats() {
   logger_.Info("stats: consumed=" + std::to_string(consumed_) + " stored=" +
                std::to_string(stored_) + " already_stored=" + std::to_string(already_stored_) +
-               " dead_lettered=" + std::to_string(dead_lettered_) +
-               " delivered=" + std::to_string(delivered_) + " delivery_retries=" +
-               std::to_string(delivery_retries_) + " corrupt=" + std::to_string(corrupt_records_) +
-               " in_memory=" + std::to_string(pending_.size()) +
+               " refetched=" + std::to_string(refetched_) + " dead_lettered=" +
+               std::to_string(dead_lettered_) + " delivered=" + std::to_string(delivered_) +
+               " delivery_retries=" + std::to_string(delivery_retries_) + " corrupt=" +
+               std::to_string(corrupt_records_) + " in_memory=" + std::to_string(pending_.size()) +
                " in_wheel=" + std::to_string(wheel_.size()) +
                " in_flight=" + std::to_string(producer_->in_flight()) +
                " stores=" + std::to_string(stores_.size()) +

@@ -126,6 +126,7 @@ class Bridge final : public RebalanceListener {
   uint64_t consumed_ = 0;
   uint64_t stored_ = 0;
   uint64_t already_stored_ = 0;  // re-consumed after a crash, skipped
+  uint64_t refetched_ = 0;       // returned again by the consumer in this run, skipped
   uint64_t dead_lettered_ = 0;
   uint64_t delivered_ = 0;
   uint64_t delivery_retries_ = 0;

@@ -6,12 +6,17 @@ namespace delaybridge::plugin {
 
 void SourceOffsets::AddStored(int64_t offset, uint64_t append_sequence) {
   pending_.push_back(Entry{offset, append_sequence, false});
+  last_added_ = offset;
 }
 
-void SourceOffsets::AddDeadLettered(int64_t offset) { pending_.push_back(Entry{offset, 0, false}); }
+void SourceOffsets::AddDeadLettered(int64_t offset) {
+  pending_.push_back(Entry{offset, 0, false});
+  last_added_ = offset;
+}
 
 void SourceOffsets::AddSettled(int64_t offset) {
   pending_.push_back(Entry{offset, 0, true});
+  last_added_ = offset;
   PopSettled();
 }
 

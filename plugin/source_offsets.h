@@ -31,6 +31,8 @@ class SourceOffsets {
   std::optional<int64_t> Committable() const;
 
   size_t unsettled() const { return pending_.size(); }
+  // The highest offset added so far in this run.
+  std::optional<int64_t> last_added() const { return last_added_; }
 
  private:
   struct Entry {
@@ -43,6 +45,7 @@ class SourceOffsets {
   std::deque<Entry> pending_;
   std::optional<int64_t> next_after_settled_;  // one past the last settled prefix offset
   std::optional<int64_t> last_taken_;
+  std::optional<int64_t> last_added_;
 };
 
 }  // namespace delaybridge::plugin

@@ -50,6 +50,16 @@ TEST(SourceOffsetsTest, GapsInOffsetsAreFine) {
   EXPECT_EQ(o.Committable(), 151);
 }
 
+TEST(SourceOffsetsTest, RemembersTheLastOffsetAdded) {
+  SourceOffsets o;
+  EXPECT_EQ(o.last_added(), std::nullopt);
+  o.AddStored(4, 1);
+  o.AddDeadLettered(5);
+  EXPECT_EQ(o.last_added(), 5);
+  o.AddSettled(6);
+  EXPECT_EQ(o.last_added(), 6);
+}
+
 TEST(SourceOffsetsTest, AlreadyStoredRecordsSettleAtOnce) {
   SourceOffsets o;
   o.AddSettled(20);
