@@ -5,8 +5,8 @@
 // Client settings (why, for a throughput meter): producers batch up to 10,000 records for at
 // most 5 ms (linger.ms=5, batch.num.messages=10000, batch.size=1MB) with acks=all and
 // enable.idempotence=true, like the bridge's delivery producer; consumers keep up to 200,000
-// records prefetched (queued.min.messages) and fetch up to 4 MB per partition, and read
-// through rd_kafka_consume_batch_queue. -X overrides any of these.
+// records prefetched (queued.min.messages) and fetch up to 4 MB per partition, and are read
+// with ConsumeAvailable. -X overrides any of these.
 //
 // Thread-safety: librdkafka handles are thread-safe as librdkafka documents; the helpers here
 // hold no state of their own.

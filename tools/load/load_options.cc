@@ -166,6 +166,8 @@ Result<LoadOptions> ParseLoadOptions(const std::vector<std::string>& args) {
   return options;
 }
 
+#undef LOAD_ASSIGN_OR_RETURN
+
 const char* LoadModeName(LoadMode mode) {
   return mode == LoadMode::kBridge ? "bridge" : "passthrough";
 }
@@ -237,7 +239,8 @@ usage: delaybridge-load --bootstrap HOST:PORT (--count N | --duration D) [option
 Lateness is reported twice: consume time minus deliver-at (what a consumer sees), and the
 target record's broker timestamp minus deliver-at (exact delivery time when the target topic
 uses LogAppendTime; with CreateTime it is the deliverer's own timestamp).
-A record is EARLY when it arrives before its deliver-at by either measure.
+A record is EARLY when the consumer receives it before its deliver-at, or when its
+LogAppendTime is before its deliver-at.
 
 exit status: 0 every awaited record delivered exactly once and none early; 1 the run finished
 but records were lost, duplicated or early; 2 bad arguments; 3 Kafka error.
