@@ -33,6 +33,13 @@ std::string PositionString(RecordPosition p) {
   return std::to_string(p.deliver_at_ms) + "/" + std::to_string(p.ordinal);
 }
 
+// "count=N p50=Xms p99=Yms max=Zms early=E" for the stats line.
+std::string LatenessSummaryMs(const LatenessHistogram& h) {
+  return "count=" + std::to_string(h.count()) + " p50=" + std::to_string(h.Percentile(50)) +
+         "ms p99=" + std::to_string(h.Percentile(99)) + "ms max=" + std::to_string(h.max()) +
+         "ms early=" + std::to_string(h.early_count());
+}
+
 }  // namespace
 
 Bridge::Bridge(const BridgeConfig& config, std::string bootstrap_servers, Logger& logger,
@@ -447,8 +454,8 @@ void Bridge::LogStats() {
                " in_wheel=" + std::to_string(wheel_.size()) +
                " in_flight=" + std::to_string(producer_->in_flight()) +
                " stores=" + std::to_string(stores_.size()) +
-               " | lateness at produce: " + lateness_at_produce_.Summary() +
-               " | lateness at ack: " + lateness_at_ack_.Summary());
+               " | lateness at produce: " + LatenessSummaryMs(lateness_at_produce_) +
+               " | lateness at ack: " + LatenessSummaryMs(lateness_at_ack_));
   lateness_at_produce_.Reset();
   lateness_at_ack_.Reset();
 }

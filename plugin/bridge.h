@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/lateness_histogram.h"
 #include "core/timing_wheel.h"
 #include "plugin/config.h"
 #include "plugin/ingest.h"
 #include "plugin/kafka_wakeup.h"
-#include "plugin/lateness_histogram.h"
 #include "plugin/log.h"
 #include "plugin/partition_store.h"
 #include "plugin/pending_deliveries.h"

@@ -1,0 +1,93 @@
+// LatenessHistogram: exact small values, percentiles within 0.8% above the truth, early
+// deliveries kept apart, no overflow at the top of the range.
+#include "core/lateness_histogram.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace delaybridge {
+namespace {
+
+TEST(LatenessHistogramTest, EmptyReportsZeros) {
+  LatenessHistogram histogram;
+  EXPECT_EQ(histogram.count(), 0);
+  EXPECT_EQ(histogram.Percentile(99), 0);
+  EXPECT_EQ(histogram.max(), 0);
+  EXPECT_EQ(histogram.min(), 0);
+}
+
+TEST(LatenessHistogramTest, SmallValuesAreExact) {
+  LatenessHistogram histogram;
+  for (int64_t us = 1; us <= 100; ++us) histogram.Record(us);
+  EXPECT_EQ(histogram.Percentile(50), 50);
+  EXPECT_EQ(histogram.Percentile(99), 99);
+  EXPECT_EQ(histogram.Percentile(100), 100);
+  EXPECT_DOUBLE_EQ(histogram.mean(), 50.5);
+}
+
+TEST(LatenessHistogramTest, PercentilesWithinOnePercentOfSorted) {
+  constexpr uint64_t kSeed = 7;
+  std::mt19937_64 engine(kSeed);
+  std::lognormal_distribution<double> lateness(8.0, 2.0);  // ~3 ms median, long tail
+  std::vector<int64_t> samples;
+  LatenessHistogram histogram;
+  for (int i = 0; i < 100'000; ++i) {
+    const auto us = static_cast<int64_t>(lateness(engine));
+    samples.push_back(us);
+    histogram.Record(us);
+  }
+  std::sort(samples.begin(), samples.end());
+  for (double percentile : {50.0, 90.0, 99.0, 99.9}) {
+    const auto rank = static_cast<size_t>(std::ceil(percentile / 100 * samples.size()));
+    const int64_t exact = samples[rank - 1];
+    const int64_t reported = histogram.Percentile(percentile);
+    EXPECT_GE(reported, exact) << "p" << percentile << " seed " << kSeed;
+    EXPECT_LE(reported, exact + exact / 100 + 1) << "p" << percentile << " seed " << kSeed;
+  }
+  EXPECT_EQ(histogram.Percentile(100), samples.back());
+  EXPECT_EQ(histogram.max(), samples.back());
+}
+
+TEST(LatenessHistogramTest, EarlySamplesAreCountedAndKeptApart) {
+  LatenessHistogram histogram;
+  histogram.Record(-1'500);
+  histogram.Record(-1);
+  histogram.Record(2'000);
+  histogram.Record(0);
+  EXPECT_EQ(histogram.count(), 4);
+  EXPECT_EQ(histogram.early_count(), 2);
+  EXPECT_EQ(histogram.min(), -1'500);
+  EXPECT_EQ(histogram.Percentile(50), 0) << "early samples count as on time in percentiles";
+  EXPECT_EQ(histogram.Percentile(100), 2'000);
+}
+
+TEST(LatenessHistogramTest, HugeValuesDoNotOverflow) {
+  LatenessHistogram histogram;
+  const int64_t thirty_days_us = int64_t{30} * 86'400 * 1'000'000;
+  histogram.Record(thirty_days_us);
+  histogram.Record(INT64_MAX);
+  EXPECT_EQ(histogram.Percentile(100), INT64_MAX);
+  const int64_t p50 = histogram.Percentile(50);
+  EXPECT_GE(p50, thirty_days_us);
+  EXPECT_LE(p50, thirty_days_us + thirty_days_us / 100);
+}
+
+TEST(LatenessHistogramTest, ResetForgetsEverything) {
+  LatenessHistogram histogram;
+  histogram.Record(-5);
+  histogram.Record(70);
+  histogram.Reset();
+  EXPECT_EQ(histogram.count(), 0);
+  EXPECT_EQ(histogram.early_count(), 0);
+  EXPECT_EQ(histogram.Percentile(100), 0);
+  histogram.Record(3);
+  EXPECT_EQ(histogram.min(), 3);
+  EXPECT_EQ(histogram.Percentile(50), 3);
+}
+
+}  // namespace
+}  // namespace delaybridge
