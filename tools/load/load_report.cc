@@ -18,20 +18,17 @@ std::string Ms(int64_t us) { return Fixed(static_cast<double>(us) / 1000.0, 3); 
 std::string LatenessJson(const LatenessHistogram& histogram) {
   return "{\"count\":" + std::to_string(histogram.count()) +
          ",\"early\":" + std::to_string(histogram.early_count()) +
-         ",\"min\":" + Ms(histogram.min_us()) +
-         ",\"mean\":" + Fixed(histogram.mean_us() / 1000, 3) +
-         ",\"p50\":" + Ms(histogram.PercentileUs(50)) +
-         ",\"p90\":" + Ms(histogram.PercentileUs(90)) +
-         ",\"p99\":" + Ms(histogram.PercentileUs(99)) +
-         ",\"p999\":" + Ms(histogram.PercentileUs(99.9)) + ",\"max\":" + Ms(histogram.max_us()) +
-         "}";
+         ",\"min\":" + Ms(histogram.min()) + ",\"mean\":" + Fixed(histogram.mean() / 1000, 3) +
+         ",\"p50\":" + Ms(histogram.Percentile(50)) + ",\"p90\":" + Ms(histogram.Percentile(90)) +
+         ",\"p99\":" + Ms(histogram.Percentile(99)) +
+         ",\"p999\":" + Ms(histogram.Percentile(99.9)) + ",\"max\":" + Ms(histogram.max()) + "}";
 }
 
 std::string LatenessText(const char* name, const LatenessHistogram& histogram) {
   return std::string(name) + " (ms, n=" + std::to_string(histogram.count()) + "): p50 " +
-         Ms(histogram.PercentileUs(50)) + "  p90 " + Ms(histogram.PercentileUs(90)) + "  p99 " +
-         Ms(histogram.PercentileUs(99)) + "  p99.9 " + Ms(histogram.PercentileUs(99.9)) + "  max " +
-         Ms(histogram.max_us()) + "  min " + Ms(histogram.min_us()) + "\n";
+         Ms(histogram.Percentile(50)) + "  p90 " + Ms(histogram.Percentile(90)) + "  p99 " +
+         Ms(histogram.Percentile(99)) + "  p99.9 " + Ms(histogram.Percentile(99.9)) + "  max " +
+         Ms(histogram.max()) + "  min " + Ms(histogram.min()) + "\n";
 }
 
 std::string Quoted(const std::string& text) {

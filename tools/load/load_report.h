@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tools/load/lateness_histogram.h"
+#include "core/lateness_histogram.h"
 #include "tools/load/load_options.h"
 
 namespace delaybridge::load {

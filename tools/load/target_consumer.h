@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tools/load/lateness_histogram.h"
+#include "core/lateness_histogram.h"
 
 namespace delaybridge::load {
 
