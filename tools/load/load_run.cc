@@ -7,7 +7,7 @@
 #include <random>
 #include <thread>
 
-#include "tools/load/embedded_cluster.h"
+#include "plugin/embedded_cluster.h"
 #include "tools/load/kafka_client.h"
 #include "tools/load/load_producer.h"
 #include "tools/load/passthrough_pipe.h"
@@ -32,7 +32,7 @@ double PerSecond(int64_t count, int64_t span_ms) {
 
 // Everything one run keeps alive until its report is written.
 struct Clients {
-  std::unique_ptr<EmbeddedCluster> embedded;
+  std::unique_ptr<plugin::EmbeddedCluster> embedded;
   std::string bootstrap;
   KafkaHandle producer;
   KafkaHandle target_consumer;
@@ -58,11 +58,11 @@ Result<int32_t> WaitForPartitions(rd_kafka_t* handle, const std::string& topic) 
 Status Connect(const LoadOptions& options, LoadProducer& load_producer, Clients& clients) {
   clients.bootstrap = options.bootstrap;
   if (options.bootstrap == "embedded") {
-    Result<std::unique_ptr<EmbeddedCluster>> embedded = EmbeddedCluster::Start(
+    Result<std::unique_ptr<plugin::EmbeddedCluster>> embedded = plugin::EmbeddedCluster::Start(
         {options.delay_topic, options.target_topic}, static_cast<int>(options.embedded_partitions));
     if (!embedded.ok()) return embedded.status();
     clients.embedded = std::move(embedded.value());
-    clients.bootstrap = clients.embedded->bootstrap();
+    clients.bootstrap = clients.embedded->bootstrap_servers();
     std::fprintf(stderr, "delaybridge-load: embedded cluster bootstrap.servers=%s\n",
                  clients.bootstrap.c_str());
   }
