@@ -75,9 +75,13 @@ Result<storage::AppendResult> PartitionStore::Append(const DelayedRecord& record
 }
 
 Result<std::deque<AwaitingSync>> PartitionStore::Sync() {
-  if (log_->last_sequence() != log_->durable_sequence()) {
+  if (NeedsSync()) {
     if (Status s = log_->Sync(); !s.ok()) return s.WithContext("sync store " + log_->dir());
   }
+  return Settle();
+}
+
+std::deque<AwaitingSync> PartitionStore::Settle() {
   const uint64_t durable = log_->durable_sequence();
   offsets_.MarkDurable(durable);
   std::deque<AwaitingSync> eligible;
