@@ -104,10 +104,9 @@ Status Bridge::Start() {
   ArmConsumerWakeup();
   ArmProducerWakeup();
   Every(commit_timer_, milliseconds(config_.sync_interval_ms), &Bridge::GroupCommit);
-  // The preloader and checkpoints touch the stores: they run at the end of a group commit.
-  Every(preload_timer_, milliseconds(kPreloadIntervalMs), &Bridge::RequestPreload);
+  Every(preload_timer_, milliseconds(kPreloadIntervalMs), &Bridge::Preload);
   Every(checkpoint_timer_, milliseconds(config_.checkpoint_interval_ms),
-        &Bridge::RequestCheckpoints);
+        &Bridge::PersistCheckpoints);
   Every(stats_timer_, milliseconds(config_.stats_interval_s * 1000), &Bridge::LogStats);
   Every(safety_poll_timer_, milliseconds(kSafetyPollIntervalMs), &Bridge::DrainConsumer);
   logger_.Info("bridge started: consuming " + std::to_string(topics.size()) +
@@ -119,10 +118,6 @@ Status Bridge::Start() {
 // revocation syncs, flushes, commits and checkpoints each store (OnRevoked).
 void Bridge::Shutdown() {
   stopping_ = true;
-  // A group commit's fsyncs may still be running: once they are done the stores are ours
-  // again (OnRevoked syncs and settles them).
-  sync_worker_.join();
-  sync_in_flight_ = false;
   consumer_->Close();
   if (!stores_.empty()) {
     // The group could not be left cleanly (broker unreachable): close the stores anyway.
@@ -180,10 +175,6 @@ void Bridge::ApplyBackpressure() {
 
 void Bridge::DrainConsumer() {
   if (stopping_) return;
-  if (sync_in_flight_) {
-    ingest_deferred_ = true;  // appends and rebalances wait for the stores (GroupCommit)
-    return;
-  }
   ApplyBackpressure();
   const std::vector<IncomingRecord> records = consumer_->Poll(kConsumeBatch);
   for (const auto& record : records) Ingest(record);
@@ -250,50 +241,21 @@ void Bridge::DeadLetter(PartitionStore& store, const IncomingRecord& in,
   ProduceDeadLetter(token, clock_.now_ms());
 }
 
-// Group commit in two halves, so that deliveries never wait for the disk: the fsyncs of every
-// dirty store run on sync_worker_, while this thread keeps delivering and handling
-// acknowledgements but touches no store. Everything that does (ingest, which also runs
-// rebalances; the preloader; checkpoints and retention) waits for FinishGroupCommit.
 void Bridge::GroupCommit() {
-  if (sync_in_flight_ || stopping_) return;
-  std::vector<std::pair<TopicPartitionId, storage::DelayLogStore*>> dirty;
-  for (auto& [id, store] : stores_) {
-    if (store->NeedsSync()) dirty.emplace_back(id, &store->log());
-  }
-  if (dirty.empty()) return FinishGroupCommit({});
-  sync_in_flight_ = true;
-  boost::asio::post(sync_worker_, [this, dirty = std::move(dirty)] {
-    std::vector<StoreSyncResult> results;
-    for (const auto& [id, log] : dirty) {
-      const auto sync_start = std::chrono::steady_clock::now();
-      Status status = log->Sync();
-      const auto sync_time = std::chrono::steady_clock::now() - sync_start;
-      results.push_back(
-          {id, std::move(status), std::chrono::duration_cast<milliseconds>(sync_time).count()});
-    }
-    boost::asio::post(io_, [this, results = std::move(results)] {
-      sync_in_flight_ = false;
-      FinishGroupCommit(results);
-    });
-  });
-}
-
-// Runs on the loop once every store appended to before GroupCommit is durable (and, since
-// ingest waited, nothing has been appended since): schedules the records that became eligible,
-// commits source offsets, then runs what had to wait for the stores.
-void Bridge::FinishGroupCommit(const std::vector<StoreSyncResult>& results) {
-  for (const auto& result : results) {
-    if (!result.status.ok()) {
-      return Fail(result.status.WithContext("sync store " + result.id.ToString()));
-    }
-    if (result.sync_ms >= kSlowSyncMs) {
-      WarnThrottled("slow disk: syncing store " + result.id.ToString() + " took " +
-                    std::to_string(result.sync_ms) + " ms (ingest waits meanwhile)");
-    }
-  }
   std::map<TopicPartitionId, int64_t> commits;
   for (auto& [id, store] : stores_) {
-    for (auto& waiting : store->Settle()) {
+    const auto sync_start = std::chrono::steady_clock::now();
+    auto eligible = store->Sync();
+    if (!eligible.ok()) return Fail(eligible.status());
+    const auto sync_ms =
+        std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - sync_start)
+            .count();
+    if (sync_ms >= kSlowSyncMs) {
+      WarnThrottled("slow disk: syncing store " + id.ToString() + " took " +
+                    std::to_string(sync_ms) + " ms (deliveries wait meanwhile)");
+    }
+    DeliverIfDue();
+    for (auto& waiting : *eligible) {
       const uint64_t token =
           pending_.Add(PendingDelivery{id, waiting.position, std::move(waiting.record), 0, {}});
       Schedule(token, waiting.position.deliver_at_ms);
@@ -304,24 +266,13 @@ void Bridge::FinishGroupCommit(const std::vector<StoreSyncResult>& results) {
     }
   }
   consumer_->CommitAsync(commits);
-  if (checkpoint_due_) {
-    checkpoint_due_ = false;
-    PersistCheckpoints();
-  }
-  if (preload_due_) {
-    preload_due_ = false;
-    Preload();  // sees only durable records: nothing was appended since the sync
-  }
-  if (ingest_deferred_) {
-    ingest_deferred_ = false;
-    DrainConsumer();
-  }
 }
 
 // ---- delivery side ----
 
 void Bridge::Preload() {
   if (stopping_) return;
+  GroupCommit();  // the preloader must only see durable records
   const int64_t now_ms = clock_.now_ms();
   const int64_t horizon_second = now_ms / 1000 + config_.preload_seconds + 1;
   for (auto& [id, store] : stores_) {
@@ -568,7 +519,7 @@ void Bridge::OnAssigned(const std::vector<TopicPartitionId>& partitions) {
     stores_[id] = std::move(store).value();
   }
   // Start loading the new stores without waiting for the next preload tick.
-  preload_due_ = true;
+  boost::asio::post(io_, [this] { Preload(); });
 }
 
 void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions) {

@@ -1,20 +1,17 @@
 // Bridge: the DelayBridge event loop. One boost::asio::io_context thread owns all bridge state
 // and runs every step: draining the consumer (woken by librdkafka through an eventfd),
-// ingesting records into per-partition stores, the group commit (store fsyncs on a worker
-// thread, then commit source offsets), the preloader, the delivery timer (armed at the wheel's next
-// deadline, never ticking while nothing is due), delivery reports, checkpoints, stats and signals.
-// The guarantees and the re-delivery bound are described in docs/bridge.md.
+// ingesting records into per-partition stores, the group commit (Sync, then commit source
+// offsets), the preloader, the delivery timer (armed at the wheel's next deadline, never
+// ticking while nothing is due), delivery reports, checkpoints, stats and signals. The
+// guarantees and the re-delivery bound are described in docs/bridge.md.
 //
 // Thread-safety: construct, Run() and destroy on one thread. librdkafka's internal threads
-// never touch bridge state: callbacks arrive from Poll()/Flush() calls made on the loop. The
-// one exception is sync_worker_: while a group commit's fsyncs run there (sync_in_flight_),
-// the loop keeps delivering but touches no store (see GroupCommit in bridge.cc).
+// never touch bridge state: callbacks arrive from Poll()/Flush() calls made on the loop.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -72,16 +69,7 @@ class Bridge final : public RebalanceListener {
   void DrainConsumer();
   void Ingest(const IncomingRecord& in);
   void DeadLetter(PartitionStore& store, const IncomingRecord& in, const std::string& reason);
-  // What one store's fsync on sync_worker_ came to.
-  struct StoreSyncResult {
-    TopicPartitionId id;
-    Status status;
-    int64_t sync_ms = 0;
-  };
   void GroupCommit();
-  void FinishGroupCommit(const std::vector<StoreSyncResult>& results);
-  void RequestPreload() { preload_due_ = true; }
-  void RequestCheckpoints() { checkpoint_due_ = true; }
 
   // Delivery side.
   void Preload();
@@ -148,14 +136,7 @@ class Bridge final : public RebalanceListener {
 
   bool consumption_paused_ = false;  // in-memory records reached max_preloaded_records
   bool stopping_ = false;
-  bool sync_in_flight_ = false;   // sync_worker_ is fsyncing stores: the loop leaves them alone
-  bool preload_due_ = false;      // run Preload at the end of the next group commit
-  bool checkpoint_due_ = false;   // run PersistCheckpoints at the end of the next group commit
-  bool ingest_deferred_ = false;  // DrainConsumer was skipped while a sync was in flight
   int exit_code_ = 0;
-
-  // Last member, so it is joined before the stores it syncs are destroyed.
-  boost::asio::thread_pool sync_worker_{1};
 };
 
 }  // namespace delaybridge::plugin

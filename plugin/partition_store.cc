@@ -75,13 +75,9 @@ Result<storage::AppendResult> PartitionStore::Append(const DelayedRecord& record
 }
 
 Result<std::deque<AwaitingSync>> PartitionStore::Sync() {
-  if (NeedsSync()) {
+  if (log_->last_sequence() != log_->durable_sequence()) {
     if (Status s = log_->Sync(); !s.ok()) return s.WithContext("sync store " + log_->dir());
   }
-  return Settle();
-}
-
-std::deque<AwaitingSync> PartitionStore::Settle() {
   const uint64_t durable = log_->durable_sequence();
   offsets_.MarkDurable(durable);
   std::deque<AwaitingSync> eligible;

@@ -60,10 +60,6 @@ class PartitionStore {
   // Group commit: Sync() when anything was appended since the last one, then settles the
   // covered source offsets. Returns the records that became eligible for the wheel.
   Result<std::deque<AwaitingSync>> Sync();
-  // The two halves of Sync(), for a caller that runs the fsyncs on another thread (log().Sync()
-  // there, while nothing else touches this store) and settles afterwards on its own thread.
-  bool NeedsSync() const { return log_->last_sequence() != log_->durable_sequence(); }
-  std::deque<AwaitingSync> Settle();
 
   // Source records below this offset were already stored (or dead-lettered) before a restart:
   // a re-consumed one is skipped instead of being stored twice. See SourceOffsetMarker.
