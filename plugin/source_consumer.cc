@@ -102,12 +102,7 @@ Result<std::unique_ptr<SourceConsumer>> SourceConsumer::Create(
   std::string errstr;
   // A new group starts at the beginning of the delay topics: records produced before the
   // bridge first joined are delayed records too. The user's kafka map may override this.
-  // The prefetch queue is bounded smaller than librdkafka's default (64 MiB per partition):
-  // records wait in the delay topic, not in the bridge's memory, and the bridge stores each
-  // batch within milliseconds anyway. The user's kafka map may override these too.
-  const std::pair<const char*, const char*> kDefaults[] = {{"auto.offset.reset", "earliest"},
-                                                           {"queued.max.messages.kbytes", "16384"},
-                                                           {"queued.min.messages", "20000"}};
+  const std::pair<const char*, const char*> kDefaults[] = {{"auto.offset.reset", "earliest"}};
   for (const auto& [key, value] : kDefaults) {
     if (conf->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {
       return Status::InvalidArgument(std::string("consumer: ") + key + ": " + errstr);
