@@ -27,16 +27,9 @@ TEST_F(BridgeBackpressureTest, PausesAtTheMemoryBoundAndLosesNothing) {
   ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
   ASSERT_NO_FATAL_FAILURE(StartBridge());
 
-  auto reader = TestConsumer::Create(
-      cluster_->bootstrap(),
-      {{target_topic_, options_.target_partitions}, {alt_topic_, options_.target_partitions}});
-  ASSERT_TRUE(reader.ok());
-  std::vector<TestRecord> delivered;
-  const bool all = (*reader)->CollectUntil(
-      &delivered,
-      [&](const std::vector<TestRecord>& got) { return workload.DistinctDelivered(got) == 3000; },
-      seconds(90));
-  for (auto& r : (*reader)->Poll(seconds(1))) delivered.push_back(std::move(r));
+  bool all = false;
+  const std::vector<TestRecord> delivered =
+      CollectDeliveries(workload, 3000, std::chrono::seconds(90), std::chrono::seconds(1), &all);
   const DeliveryCheck check = workload.Check(delivered);
   EXPECT_TRUE(all) << check.Summary();
   EXPECT_TRUE(check.missing.empty()) << check.Summary();

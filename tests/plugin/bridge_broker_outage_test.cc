@@ -32,16 +32,9 @@ TEST_F(BridgeBrokerOutageTest, DeliversEverythingAfterTheBrokerReturns) {
   EXPECT_TRUE(bridge_->running()) << LogTail();
   ASSERT_TRUE(cluster_->SetBrokerDown(false).ok());
 
-  auto reader = TestConsumer::Create(
-      cluster_->bootstrap(),
-      {{target_topic_, options_.target_partitions}, {alt_topic_, options_.target_partitions}});
-  ASSERT_TRUE(reader.ok());
-  std::vector<TestRecord> delivered;
-  const bool all = (*reader)->CollectUntil(
-      &delivered,
-      [&](const std::vector<TestRecord>& got) { return workload.DistinctDelivered(got) == 1000; },
-      seconds(90));
-  for (auto& r : (*reader)->Poll(seconds(1))) delivered.push_back(std::move(r));
+  bool all = false;
+  const std::vector<TestRecord> delivered =
+      CollectDeliveries(workload, 1000, std::chrono::seconds(90), std::chrono::seconds(1), &all);
   const DeliveryCheck check = workload.Check(delivered);
   std::cout << "outage: " << check.Summary() << "\n";
   EXPECT_TRUE(all) << check.Summary();

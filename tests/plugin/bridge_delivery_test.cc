@@ -25,19 +25,9 @@ TEST_F(BridgeDeliveryTest, TenThousandRecordsExactlyOnceOnTimeIntact) {
   }
   ASSERT_TRUE(producer_->Flush(std::chrono::seconds(30)).ok());
 
-  auto reader = TestConsumer::Create(
-      cluster_->bootstrap(),
-      {{target_topic_, options_.target_partitions}, {alt_topic_, options_.target_partitions}});
-  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
-  std::vector<TestRecord> delivered;
-  const bool all = (*reader)->CollectUntil(
-      &delivered,
-      [&](const std::vector<TestRecord>& got) {
-        return workload.DistinctDelivered(got) == kRecords;
-      },
-      std::chrono::seconds(90));
-  // A little longer, so a duplicate would be seen.
-  for (auto& r : (*reader)->Poll(std::chrono::seconds(2))) delivered.push_back(std::move(r));
+  bool all = false;
+  const std::vector<TestRecord> delivered = CollectDeliveries(
+      workload, kRecords, std::chrono::seconds(90), std::chrono::seconds(2), &all);
 
   const DeliveryCheck check = workload.Check(delivered);
   std::cout << "10k delivery: " << check.Summary() << "\n";

@@ -93,4 +93,26 @@ int64_t BridgeTestEnv::NowMs() const {
       .count();
 }
 
+std::vector<TestRecord> BridgeTestEnv::CollectDeliveries(const DelayWorkload& workload,
+                                                         size_t records,
+                                                         std::chrono::milliseconds timeout,
+                                                         std::chrono::milliseconds linger,
+                                                         bool* all) {
+  std::vector<TestRecord> delivered;
+  auto reader = TestConsumer::Create(
+      cluster_->bootstrap(),
+      {{target_topic_, options_.target_partitions}, {alt_topic_, options_.target_partitions}});
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  *all = false;
+  if (!reader.ok()) return delivered;
+  *all = (*reader)->CollectUntil(
+      &delivered,
+      [&](const std::vector<TestRecord>& got) {
+        return workload.DistinctDelivered(got) == records;
+      },
+      timeout);
+  for (auto& r : (*reader)->Poll(linger)) delivered.push_back(std::move(r));
+  return delivered;
+}
+
 }  // namespace delaybridge::testing

@@ -10,7 +10,9 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "tests/plugin/delay_workload.h"
 #include "tests/support/bridge_process.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_clients.h"
@@ -39,6 +41,13 @@ class BridgeTestEnv : public ::testing::Test {
   std::string LogTail() const;
 
   int64_t NowMs() const;
+
+  // Reads both target topics until `workload`'s records have all arrived (distinct) or `timeout`
+  // passes, then `linger` longer so that a duplicate would be seen too. *all says whether every
+  // record arrived in time.
+  std::vector<TestRecord> CollectDeliveries(const DelayWorkload& workload, size_t records,
+                                            std::chrono::milliseconds timeout,
+                                            std::chrono::milliseconds linger, bool* all);
 
   BridgeTestOptions options_;
   std::unique_ptr<TempDir> dir_;
