@@ -7,6 +7,7 @@
 
 #include "plugin/dead_letter.h"
 #include "plugin/preloader.h"
+#include "storage/parallel_sync.h"
 
 namespace delaybridge::plugin {
 
@@ -15,19 +16,11 @@ namespace {
 using std::chrono::milliseconds;
 
 constexpr size_t kConsumeBatch = 1000;          // records per drain before yielding the loop
-constexpr int64_t kQueueFullRetryMs = 10;       // producer queue full: retry soon
 constexpr int64_t kPreloadIntervalMs = 100;     // preloader walk period
 constexpr int64_t kSafetyPollIntervalMs = 100;  // in case an eventfd wake-up was missed
 constexpr int kFlushTimeoutMs = 10'000;         // revoke/shutdown wait for acknowledgements
 constexpr int kCommittedTimeoutMs = 10'000;     // assign: reading the group's offsets
 constexpr int64_t kSlowSyncMs = 100;            // a store sync this slow is worth a warning
-constexpr int64_t kWarningIntervalMs = 1000;    // at most one repeated warning per second
-
-// Retry delay after n failed attempts: 100 ms doubling, capped at 10 s.
-int64_t BackoffMs(uint32_t failed_attempts) {
-  const uint32_t shift = std::min<uint32_t>(failed_attempts, 7);
-  return std::min<int64_t>(100LL << shift, 10'000);
-}
 
 std::string PositionString(RecordPosition p) {
   return std::to_string(p.deliver_at_ms) + "/" + std::to_string(p.ordinal);
@@ -54,8 +47,7 @@ Bridge::Bridge(const BridgeConfig& config, std::string bootstrap_servers, Logger
       checkpoint_timer_(io_),
       stats_timer_(io_),
       safety_poll_timer_(io_),
-      delivery_timer_(io_),
-      wheel_(config.tick_ms, clock.now_ms()) {
+      warnings_(logger, clock) {
   policy_.delay.max_delay_ms = config_.max_delay_ms;
   policy_.delay.allowed_targets = &config_.allowed_targets;
   policy_.max_record_bytes = config_.max_record_bytes;
@@ -76,17 +68,16 @@ int Bridge::Run() {
 Status Bridge::Start() {
   std::map<std::string, std::string> kafka = config_.kafka;
   kafka["bootstrap.servers"] = bootstrap_servers_;
-  auto producer = RecordProducer::Create(
-      kafka, logger_, [this](uint64_t token, RdKafka::ErrorCode err) { OnAck(token, err); });
-  if (!producer.ok()) return producer.status();
-  producer_ = std::move(producer).value();
+  Deliverer::Callbacks callbacks;
+  callbacks.on_acks = [this] { boost::asio::post(io_, [this] { ApplyAcks(); }); };
+  callbacks.on_fatal = [this](const Status& s) { boost::asio::post(io_, [this, s] { Fail(s); }); };
+  auto deliverer = Deliverer::Start({kafka, config_.tick_ms}, logger_, clock_, callbacks);
+  if (!deliverer.ok()) return deliverer.status();
+  deliverer_ = std::move(deliverer).value();
   auto consumer = SourceConsumer::Create(kafka, config_.group_id, logger_, *this);
   if (!consumer.ok()) return consumer.status();
   consumer_ = std::move(consumer).value();
 
-  auto producer_wakeup = producer_->MakeWakeup(io_);
-  if (!producer_wakeup.ok()) return producer_wakeup.status();
-  producer_wakeup_ = std::move(producer_wakeup).value();
   auto consumer_wakeup = consumer_->MakeWakeup(io_);
   if (!consumer_wakeup.ok()) return consumer_wakeup.status();
   consumer_wakeup_ = std::move(consumer_wakeup).value();
@@ -102,7 +93,6 @@ Status Bridge::Start() {
     io_.stop();
   });
   ArmConsumerWakeup();
-  ArmProducerWakeup();
   Every(commit_timer_, milliseconds(config_.sync_interval_ms), &Bridge::GroupCommit);
   Every(preload_timer_, milliseconds(kPreloadIntervalMs), &Bridge::Preload);
   Every(checkpoint_timer_, milliseconds(config_.checkpoint_interval_ms),
@@ -125,8 +115,8 @@ void Bridge::Shutdown() {
     for (const auto& [id, store] : stores_) ids.push_back(id);
     OnRevoked(ids);
   }
-  producer_->Flush(kFlushTimeoutMs);
   LogStats();
+  deliverer_->Stop(kFlushTimeoutMs);  // waits for the dead letters still in flight
   logger_.Info(exit_code_ == 0 ? "bridge stopped cleanly" : "bridge stopped after an error");
 }
 
@@ -160,12 +150,15 @@ void Bridge::ArmConsumerWakeup() {
 // of overdue records (after downtime) could fill memory faster than deliveries drain it.
 // Consumption pauses at max_preloaded_records in memory and resumes below half of it.
 void Bridge::ApplyBackpressure() {
-  const size_t in_memory = pending_.size();
+  const size_t in_memory = deliverer_->in_memory();
   const bool pause = in_memory >= config_.max_preloaded_records;
   const bool resume = consumption_paused_ && in_memory < config_.max_preloaded_records / 2;
   if (!pause && !resume) return;
   // Pausing again is harmless and covers partitions assigned since the last pause.
-  if (Status s = consumer_->SetPaused(pause); !s.ok()) return WarnThrottled(s.ToString());
+  if (Status s = consumer_->SetPaused(pause); !s.ok()) {
+    warnings_.Warn(s.ToString());
+    return;
+  }
   if (pause == consumption_paused_) return;
   consumption_paused_ = pause;
   logger_.Info(std::string(pause ? "pausing" : "resuming") + " consumption: " +
@@ -177,7 +170,9 @@ void Bridge::DrainConsumer() {
   if (stopping_) return;
   ApplyBackpressure();
   const std::vector<IncomingRecord> records = consumer_->Poll(kConsumeBatch);
-  for (const auto& record : records) Ingest(record);
+  std::vector<DueRecord> due;
+  for (const auto& record : records) Ingest(record, &due);
+  deliverer_->Schedule(std::move(due));
   if (consumer_->fatal()) return Fail(Status::Unavailable("the consumer hit a fatal error"));
   if (records.size() == kConsumeBatch) {
     // More may be queued: continue after other handlers (timers, deliveries) had a turn.
@@ -187,7 +182,7 @@ void Bridge::DrainConsumer() {
   }
 }
 
-void Bridge::Ingest(const IncomingRecord& in) {
+void Bridge::Ingest(const IncomingRecord& in, std::vector<DueRecord>* due) {
   ++consumed_;
   auto it = stores_.find(TopicPartitionId{in.topic, in.partition});
   if (it == stores_.end()) {
@@ -226,42 +221,52 @@ void Bridge::Ingest(const IncomingRecord& in) {
     return Fail(appended.status().WithContext("append " + accepted.record.SourceId()));
   }
   ++stored_;
+  if (const std::optional<RecordPosition>& position = *appended) {
+    due->push_back(DueRecord{store.id(), *position, std::move(accepted.record)});
+  }
 }
 
 void Bridge::DeadLetter(PartitionStore& store, const IncomingRecord& in,
                         const std::string& reason) {
   ++dead_lettered_;
   store.offsets().AddDeadLettered(in.offset);
-  const uint64_t token = kDeadLetterBit | next_dead_letter_id_++;
-  DeadLetterPending pending{store.id(), in.offset,
-                            MakeDeadLetter(in, reason, config_.dead_letter_topic), 0};
-  logger_.Warn("dead letter " + pending.record.SourceId() + " -> " + config_.dead_letter_topic +
-               ": " + reason);
-  dead_letters_.emplace(token, std::move(pending));
-  ProduceDeadLetter(token, clock_.now_ms());
+  DelayedRecord letter = MakeDeadLetter(in, reason, config_.dead_letter_topic);
+  logger_.Warn("dead letter " + letter.SourceId() + " -> " + config_.dead_letter_topic + ": " +
+               reason);
+  deliverer_->DeadLetter(store.id(), in.offset, std::move(letter));
 }
 
 void Bridge::GroupCommit() {
+  // All stores' fdatasyncs at once: ingest waits for the slowest, not for their sum.
+  std::vector<PartitionStore*> dirty;
+  for (auto& [id, store] : stores_) {
+    if (store->needs_sync()) dirty.push_back(store.get());
+  }
+  std::vector<Status> synced(dirty.size());
+  std::vector<std::function<Status()>> syncs;
+  for (size_t i = 0; i < dirty.size(); ++i) {
+    syncs.push_back([&synced, &dirty, i] {
+      synced[i] = dirty[i]->SyncLog();
+      return Status::Ok();
+    });
+  }
+  const auto sync_start = std::chrono::steady_clock::now();
+  storage::RunConcurrently(syncs);
+  const auto sync_ms =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - sync_start)
+          .count();
+  for (const Status& s : synced) {
+    if (!s.ok()) return Fail(s);
+  }
+  if (sync_ms >= kSlowSyncMs) {
+    warnings_.Warn("slow disk: syncing " + std::to_string(dirty.size()) + " stores took " +
+                   std::to_string(sync_ms) + " ms (ingest waits; records due meanwhile too)");
+  }
   std::map<TopicPartitionId, int64_t> commits;
   for (auto& [id, store] : stores_) {
-    const auto sync_start = std::chrono::steady_clock::now();
-    auto eligible = store->Sync();
-    if (!eligible.ok()) return Fail(eligible.status());
-    const auto sync_ms =
-        std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - sync_start)
-            .count();
-    if (sync_ms >= kSlowSyncMs) {
-      WarnThrottled("slow disk: syncing store " + id.ToString() + " took " +
-                    std::to_string(sync_ms) + " ms (deliveries wait meanwhile)");
-    }
-    DeliverIfDue();
-    for (auto& waiting : *eligible) {
-      const uint64_t token =
-          pending_.Add(PendingDelivery{id, waiting.position, std::move(waiting.record), 0, {}});
-      Schedule(token, waiting.position.deliver_at_ms);
-    }
+    store->Settle();
     if (auto offset = store->offsets().TakeCommittable()) {
-      if (Status s = store->MarkCommittable(*offset); !s.ok()) WarnThrottled(s.ToString());
+      if (Status s = store->MarkCommittable(*offset); !s.ok()) warnings_.Warn(s.ToString());
       commits[id] = *offset;
     }
   }
@@ -272,165 +277,38 @@ void Bridge::GroupCommit() {
 
 void Bridge::Preload() {
   if (stopping_) return;
-  GroupCommit();  // the preloader must only see durable records
   const int64_t now_ms = clock_.now_ms();
   const int64_t horizon_second = now_ms / 1000 + config_.preload_seconds + 1;
   for (auto& [id, store] : stores_) {
-    if (pending_.size() >= config_.max_preloaded_records) break;  // wait for deliveries
-    const size_t budget = config_.max_preloaded_records - pending_.size();
+    const size_t in_memory = deliverer_->in_memory();
+    if (in_memory >= config_.max_preloaded_records) break;  // wait for deliveries
+    std::vector<DueRecord> due;
     auto result = PreloadStore(
-        *store, horizon_second, budget,
-        [this, &id](RecordPosition position, DelayedRecord&& record) {
-          const uint64_t token =
-              pending_.Add(PendingDelivery{id, position, std::move(record), 0, {}});
-          Schedule(token, position.deliver_at_ms);
+        *store, horizon_second, config_.max_preloaded_records - in_memory,
+        [&due, &id](RecordPosition position, DelayedRecord&& record) {
+          due.push_back(DueRecord{id, position, std::move(record)});
         },
         [this, &id](const std::string& what) {
           ++corrupt_records_;
           logger_.Error("store " + id.ToString() + ": skipping an unreadable record: " + what);
         });
+    deliverer_->Schedule(std::move(due));
     if (!result.ok()) return Fail(result.status());
   }
 }
 
-void Bridge::Schedule(uint64_t token, int64_t deadline_ms) {
-  const TimerHandle handle = wheel_.schedule(deadline_ms, token);
-  if (!(token & kDeadLetterBit)) {
-    if (PendingDelivery* d = pending_.Find(token)) d->timer = handle;
+void Bridge::ApplyAcks() {
+  AckBatch acks = deliverer_->TakeAcks();
+  for (const auto& [id, position] : acks.delivered) {
+    // A store revoked meanwhile: its new owner delivers the record again.
+    if (auto it = stores_.find(id); it != stores_.end())
+      it->second->tracker().Acknowledge(position);
   }
-  RearmDeliveryTimer();
-}
-
-void Bridge::RearmDeliveryTimer() {
-  const std::optional<int64_t> next_ms = wheel_.next_deadline_ms();
-  if (!next_ms || stopping_) return;
-  if (delivery_timer_at_ms_ && *delivery_timer_at_ms_ <= *next_ms) return;  // already earlier
-  delivery_timer_at_ms_ = *next_ms;
-  const int64_t wait_ms = std::max<int64_t>(0, *next_ms - clock_.now_ms());
-  delivery_timer_.expires_after(milliseconds(wait_ms));
-  delivery_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec) return;  // re-armed for an earlier deadline, or shutting down
-    delivery_timer_at_ms_.reset();
-    DeliverDue();
-    RearmDeliveryTimer();
-  });
-}
-
-// Store syncs and checkpoint writes are fsyncs on this thread; between two stores, deliver what
-// fell due meanwhile, so lateness is bounded by one store's fsyncs, not by all of them.
-void Bridge::DeliverIfDue() {
-  if (auto next_ms = wheel_.next_deadline_ms(); next_ms && *next_ms <= clock_.now_ms()) {
-    DeliverDue();
-  }
-}
-
-void Bridge::DeliverDue() {
-  const int64_t now_ms = clock_.now_ms();
-  std::vector<uint64_t> due;
-  wheel_.advance(now_ms, [&due](uint64_t token, int64_t) { due.push_back(token); });
-  for (uint64_t token : due) {
-    if (token & kDeadLetterBit) {
-      ProduceDeadLetter(token, now_ms);
-    } else {
-      ProduceDelivery(token, now_ms);
+  for (const auto& ack : acks.dead_lettered) {
+    if (auto it = stores_.find(ack.store); it != stores_.end()) {
+      it->second->offsets().MarkDeadLetterAcked(ack.source_offset);
     }
   }
-  DrainProducer();
-}
-
-void Bridge::ProduceDelivery(uint64_t token, int64_t now_ms) {
-  PendingDelivery* d = pending_.Find(token);
-  if (!d) return;  // its partition was revoked
-  d->timer = TimerHandle{};
-  if (now_ms < d->position.deliver_at_ms) {
-    // Never early, even if the wheel and the clock disagree by a tick.
-    return Schedule(token, d->position.deliver_at_ms);
-  }
-  const RdKafka::ErrorCode err = producer_->Produce(d->record, now_ms, token);
-  if (err == RdKafka::ERR__QUEUE_FULL) return Schedule(token, now_ms + kQueueFullRetryMs);
-  if (err != RdKafka::ERR_NO_ERROR) {
-    ++delivery_retries_;
-    const int64_t backoff_ms = BackoffMs(d->failed_attempts++);
-    WarnThrottled("produce " + d->record.SourceId() + " to " + d->record.target_topic + ": " +
-                  RdKafka::err2str(err) + "; retrying in " + std::to_string(backoff_ms) + " ms");
-    return Schedule(token, now_ms + backoff_ms);
-  }
-  lateness_at_produce_.Record(now_ms - d->position.deliver_at_ms);
-}
-
-void Bridge::ProduceDeadLetter(uint64_t token, int64_t now_ms) {
-  auto it = dead_letters_.find(token);
-  if (it == dead_letters_.end()) return;  // its partition was revoked
-  DeadLetterPending& d = it->second;
-  const RdKafka::ErrorCode err = producer_->Produce(d.record, now_ms, token);
-  if (err == RdKafka::ERR__QUEUE_FULL) return Schedule(token, now_ms + kQueueFullRetryMs);
-  if (err != RdKafka::ERR_NO_ERROR) {
-    const int64_t backoff_ms = BackoffMs(d.failed_attempts++);
-    WarnThrottled("produce dead letter " + d.record.SourceId() + ": " + RdKafka::err2str(err) +
-                  "; retrying in " + std::to_string(backoff_ms) + " ms");
-    Schedule(token, now_ms + backoff_ms);
-  }
-}
-
-void Bridge::ArmProducerWakeup() {
-  if (producer_wakeup_armed_) return;
-  producer_wakeup_armed_ = true;
-  producer_wakeup_->Arm([this] {
-    producer_wakeup_armed_ = false;
-    DrainProducer();
-  });
-}
-
-void Bridge::DrainProducer() {
-  while (producer_->Poll() > 0) {
-  }
-  if (producer_->fatal()) return Fail(Status::Unavailable("the producer hit a fatal error"));
-  if (!stopping_) ArmProducerWakeup();
-}
-
-void Bridge::OnAck(uint64_t token, RdKafka::ErrorCode err) {
-  if (token & kDeadLetterBit) {
-    OnDeadLetterAck(token, err);
-  } else {
-    OnDeliveryAck(token, err);
-  }
-}
-
-void Bridge::OnDeliveryAck(uint64_t token, RdKafka::ErrorCode err) {
-  PendingDelivery* d = pending_.Find(token);
-  if (!d) return;  // its partition was revoked; the new owner delivers it again
-  const int64_t now_ms = clock_.now_ms();
-  if (err != RdKafka::ERR_NO_ERROR) {
-    ++delivery_retries_;
-    const int64_t backoff_ms = BackoffMs(d->failed_attempts++);
-    WarnThrottled("delivery of " + d->record.SourceId() + " to " + d->record.target_topic +
-                  " failed: " + RdKafka::err2str(err) + "; retrying in " +
-                  std::to_string(backoff_ms) + " ms");
-    return Schedule(token, now_ms + backoff_ms);
-  }
-  if (auto it = stores_.find(d->store); it != stores_.end()) {
-    it->second->tracker().Acknowledge(d->position);
-  }
-  lateness_at_ack_.Record(now_ms - d->position.deliver_at_ms);
-  ++delivered_;
-  pending_.Remove(token);
-}
-
-void Bridge::OnDeadLetterAck(uint64_t token, RdKafka::ErrorCode err) {
-  auto it = dead_letters_.find(token);
-  if (it == dead_letters_.end()) return;
-  DeadLetterPending& d = it->second;
-  if (err != RdKafka::ERR_NO_ERROR) {
-    const int64_t backoff_ms = BackoffMs(d.failed_attempts++);
-    WarnThrottled("dead letter " + d.record.SourceId() + " to " + d.record.target_topic +
-                  " failed: " + RdKafka::err2str(err) + "; retrying in " +
-                  std::to_string(backoff_ms) + " ms");
-    return Schedule(token, clock_.now_ms() + backoff_ms);
-  }
-  if (auto store = stores_.find(d.source); store != stores_.end()) {
-    store->second->offsets().MarkDeadLetterAcked(d.offset);
-  }
-  dead_letters_.erase(it);
 }
 
 void Bridge::PersistCheckpoints() {
@@ -438,41 +316,25 @@ void Bridge::PersistCheckpoints() {
   for (auto& [id, store] : stores_) {
     if (Status s = store->PersistCheckpoint(now_ms); !s.ok()) {
       // Not fatal: an old checkpoint only means more re-delivery after a crash.
-      WarnThrottled("checkpoint " + id.ToString() + ": " + s.ToString());
+      warnings_.Warn("checkpoint " + id.ToString() + ": " + s.ToString());
     }
-    DeliverIfDue();
   }
 }
 
 void Bridge::LogStats() {
-  logger_.Info("stats: consumed=" + std::to_string(consumed_) + " stored=" +
-               std::to_string(stored_) + " already_stored=" + std::to_string(already_stored_) +
-               " refetched=" + std::to_string(refetched_) + " dead_lettered=" +
-               std::to_string(dead_lettered_) + " delivered=" + std::to_string(delivered_) +
-               " delivery_retries=" + std::to_string(delivery_retries_) + " corrupt=" +
-               std::to_string(corrupt_records_) + " in_memory=" + std::to_string(pending_.size()) +
-               " in_wheel=" + std::to_string(wheel_.size()) +
-               " in_flight=" + std::to_string(producer_->in_flight()) +
-               " stores=" + std::to_string(stores_.size()) +
-               " | lateness at produce: " + LatenessSummaryMs(lateness_at_produce_) +
-               " | lateness at ack: " + LatenessSummaryMs(lateness_at_ack_));
-  lateness_at_produce_.Reset();
-  lateness_at_ack_.Reset();
-}
-
-void Bridge::WarnThrottled(const std::string& message) {
-  const int64_t now_ms = clock_.now_ms();
-  if (now_ms - last_warning_ms_ < kWarningIntervalMs) {
-    ++suppressed_warnings_;
-    return;
-  }
-  std::string line = message;
-  if (suppressed_warnings_ > 0) {
-    line += " (" + std::to_string(suppressed_warnings_) + " similar warnings suppressed)";
-  }
-  logger_.Warn(line);
-  last_warning_ms_ = now_ms;
-  suppressed_warnings_ = 0;
+  const DeliveryStats d = deliverer_->TakeStats();
+  delivered_ += d.delivered;
+  delivery_retries_ += d.retries;
+  logger_.Info(
+      "stats: consumed=" + std::to_string(consumed_) + " stored=" + std::to_string(stored_) +
+      " already_stored=" + std::to_string(already_stored_) + " refetched=" +
+      std::to_string(refetched_) + " dead_lettered=" + std::to_string(dead_lettered_) +
+      " delivered=" + std::to_string(delivered_) + " delivery_retries=" +
+      std::to_string(delivery_retries_) + " corrupt=" + std::to_string(corrupt_records_) +
+      " in_memory=" + std::to_string(d.in_memory) + " in_wheel=" + std::to_string(d.in_wheel) +
+      " in_flight=" + std::to_string(d.in_flight) + " stores=" + std::to_string(stores_.size()) +
+      " | lateness at produce: " + LatenessSummaryMs(d.lateness_at_produce) +
+      " | lateness at ack: " + LatenessSummaryMs(d.lateness_at_ack));
 }
 
 // ---- rebalance ----
@@ -528,16 +390,18 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions) {
     if (stores_.count(id)) owned.push_back(id);
   }
   if (owned.empty()) return;
-  // 1. Make every appended record durable (eligible records are not scheduled: the store
-  //    is closing and a new owner loads them from disk).
+  // 1. Make every appended record durable.
   for (const auto& id : owned) {
-    if (auto synced = stores_[id]->Sync(); !synced.ok()) logger_.Error(synced.status().ToString());
+    if (Status s = stores_[id]->Sync(); !s.ok()) logger_.Error(s.ToString());
   }
-  // 2. Wait for the acknowledgements of what is in flight (deliveries and dead letters).
-  if (producer_->Flush(kFlushTimeoutMs) != RdKafka::ERR_NO_ERROR) {
+  // 2. Wait for the acknowledgements of what is in flight (deliveries and dead letters), apply
+  //    them, and have the delivery thread drop the partitions' records.
+  const Deliverer::ReleaseResult released = deliverer_->Release(owned, kFlushTimeoutMs);
+  if (!released.flushed) {
     logger_.Warn("revoke: some produced records were not acknowledged within " +
                  std::to_string(kFlushTimeoutMs) + " ms; they will be delivered again");
   }
+  ApplyAcks();
   // 3. Commit source offsets covering the durable and dead-lettered records.
   std::map<TopicPartitionId, int64_t> commits;
   for (const auto& id : owned) {
@@ -549,33 +413,22 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions) {
   if (Status s = consumer_->CommitSync(commits); !s.ok()) {
     logger_.Warn("revoke: " + s.ToString() + " (the records will be read and stored again)");
   }
-  // 4. Checkpoint, then drop the partitions' in-memory state.
-  CloseStores(owned);
+  // 4. Checkpoint, then close the stores.
+  CloseStores(owned, released.released);
 }
 
-void Bridge::CloseStores(const std::vector<TopicPartitionId>& ids) {
+void Bridge::CloseStores(const std::vector<TopicPartitionId>& ids, size_t released_records) {
   const int64_t now_ms = clock_.now_ms();
   for (const auto& id : ids) {
     PartitionStore& store = *stores_[id];
     if (Status s = store.PersistCheckpoint(now_ms); !s.ok()) logger_.Error(s.ToString());
-    std::vector<uint64_t> dropped;
-    pending_.ForEach([&](uint64_t token, PendingDelivery& d) {
-      if (d.store == id) dropped.push_back(token);
-    });
-    for (uint64_t token : dropped) {
-      if (PendingDelivery* d = pending_.Find(token); d && d->timer.valid()) {
-        wheel_.cancel(d->timer);
-      }
-      pending_.Remove(token);
-    }
-    std::erase_if(dead_letters_, [&id](const auto& entry) { return entry.second.source == id; });
     const auto committed = store.offsets().Committable();
     logger_.Info(
         "revoked " + id.ToString() + ": checkpoint=" + PositionString(store.last_persisted()) +
-        " committed_offset=" + (committed ? std::to_string(*committed) : std::string("none")) +
-        " released_from_memory=" + std::to_string(dropped.size()));
+        " committed_offset=" + (committed ? std::to_string(*committed) : std::string("none")));
     stores_.erase(id);
   }
+  logger_.Info("released " + std::to_string(released_records) + " records from memory");
 }
 
 }  // namespace delaybridge::plugin

@@ -57,36 +57,35 @@ void PartitionStore::ResumeFrom(std::optional<int64_t> committed_offset) {
   }
 }
 
-Result<storage::AppendResult> PartitionStore::Append(const DelayedRecord& record,
-                                                     const std::string& encoded, int64_t now_ms) {
+Result<std::optional<RecordPosition>> PartitionStore::Append(const DelayedRecord& record,
+                                                             const std::string& encoded,
+                                                             int64_t now_ms) {
   const int64_t deliver_at_ms =
       std::max({record.requested_deliver_at_ms, now_ms, tracker_.floor_ms()});
   auto appended = log_->Append(deliver_at_ms, encoded);
   if (!appended.ok()) return appended.status();
   offsets_.AddStored(record.source_offset, appended->sequence);
-  if (appended->second < preloaded_until_second_) {
-    // The preloader has passed this second: the record goes to the wheel directly, and the
-    // tracker must hold it from now on so no checkpoint can claim it delivered.
-    const RecordPosition position{deliver_at_ms, appended->ordinal};
-    tracker_.Add(position);
-    awaiting_sync_.push_back(AwaitingSync{appended->sequence, position, record});
-  }
-  return appended;
+  if (appended->second >= preloaded_until_second_) return std::optional<RecordPosition>();
+  // The preloader has passed this second: the record goes to the wheel directly, and the
+  // tracker must hold it from now on so no checkpoint can claim it delivered.
+  const RecordPosition position{deliver_at_ms, appended->ordinal};
+  tracker_.Add(position);
+  return std::optional<RecordPosition>(position);
 }
 
-Result<std::deque<AwaitingSync>> PartitionStore::Sync() {
-  if (log_->last_sequence() != log_->durable_sequence()) {
-    if (Status s = log_->Sync(); !s.ok()) return s.WithContext("sync store " + log_->dir());
-  }
-  const uint64_t durable = log_->durable_sequence();
-  offsets_.MarkDurable(durable);
-  std::deque<AwaitingSync> eligible;
-  while (!awaiting_sync_.empty() && awaiting_sync_.front().append_sequence <= durable) {
-    eligible.push_back(std::move(awaiting_sync_.front()));
-    awaiting_sync_.pop_front();
-  }
-  return eligible;
+Status PartitionStore::Sync() {
+  if (Status s = SyncLog(); !s.ok()) return s;
+  Settle();
+  return Status::Ok();
 }
+
+Status PartitionStore::SyncLog() {
+  if (!needs_sync()) return Status::Ok();
+  if (Status s = log_->Sync(); !s.ok()) return s.WithContext("sync store " + log_->dir());
+  return Status::Ok();
+}
+
+void PartitionStore::Settle() { offsets_.MarkDurable(log_->durable_sequence()); }
 
 Status PartitionStore::PersistCheckpoint(int64_t now_ms) {
   const RecordPosition watermark = tracker_.Watermark(preloaded_until_second_ * 1000, now_ms);

@@ -8,8 +8,8 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/status.h"
@@ -21,13 +21,6 @@
 #include "storage/delay_log_store.h"
 
 namespace delaybridge::plugin {
-
-// A record appended inside the preloaded horizon: it goes to the wheel once durable.
-struct AwaitingSync {
-  uint64_t append_sequence = 0;
-  RecordPosition position;
-  DelayedRecord record;
-};
 
 class PartitionStore {
  public:
@@ -52,14 +45,23 @@ class PartitionStore {
   void set_preloaded_until_second(int64_t second) { preloaded_until_second_ = second; }
 
   // Appends an accepted record at max(requested, now, watermark floor), so it always sorts
-  // after the delivered watermark. Records landing inside the preloaded horizon join the
-  // tracker at once and wait in awaiting_sync() for the next Sync.
-  Result<storage::AppendResult> Append(const DelayedRecord& record, const std::string& encoded,
-                                       int64_t now_ms);
+  // after the delivered watermark. Returns the record's position when it lands inside the
+  // preloaded horizon: it has joined the tracker, and the caller hands it to the wheel now,
+  // before it is durable (docs/bridge.md, "Guarantees": a crash can then cost a duplicate,
+  // never a loss, because its source offset is committed only once it is durable). nullopt:
+  // the preloader loads it when its second comes near.
+  Result<std::optional<RecordPosition>> Append(const DelayedRecord& record,
+                                               const std::string& encoded, int64_t now_ms);
 
   // Group commit: Sync() when anything was appended since the last one, then settles the
-  // covered source offsets. Returns the records that became eligible for the wheel.
-  Result<std::deque<AwaitingSync>> Sync();
+  // covered source offsets.
+  Status Sync();
+  // The same in two steps, so the bridge can sync several stores at once: SyncLog touches
+  // only this store's DelayLog and may run on another thread while no other method of this
+  // store runs; Settle then runs on the owner thread.
+  bool needs_sync() const { return log_->last_sequence() != log_->durable_sequence(); }
+  Status SyncLog();
+  void Settle();
 
   // Source records below this offset were already stored (or dead-lettered) before a restart:
   // a re-consumed one is skipped instead of being stored twice. See SourceOffsetMarker.
@@ -88,7 +90,6 @@ class PartitionStore {
   DeliveryTracker tracker_;
   SourceOffsets offsets_;
   int64_t preloaded_until_second_;
-  std::deque<AwaitingSync> awaiting_sync_;
   RecordPosition last_persisted_;
   int64_t deleted_before_hour_ = 0;  // hour files before this hour were deleted
 };

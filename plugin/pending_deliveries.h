@@ -4,7 +4,7 @@
 // for a record whose partition was revoked (slot freed, maybe reused) is recognised as stale
 // instead of touching the wrong record.
 //
-// Thread-safety: none; the bridge's event-loop thread owns it.
+// Thread-safety: none; the Deliverer's thread owns it.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // PartitionStore and the preloader on a real DelayLogStore in a temporary directory: records
-// become eligible only when durable, the preloader walks seconds in order and skips what an
-// earlier run delivered, and no checkpoint can ever claim an undelivered record.
+// inside the preloaded horizon go to the wheel at once while their source offsets wait for
+// durability, the preloader walks seconds in order and skips what an earlier run delivered,
+// and no checkpoint can ever claim an undelivered record.
 #include "plugin/partition_store.h"
 
 #include <gtest/gtest.h>
@@ -40,10 +41,13 @@ class PartitionStoreTest : public ::testing::Test {
     return store.ok() ? std::move(store).value() : nullptr;
   }
 
-  void Append(PartitionStore& store, int64_t offset, int64_t deliver_at_ms, int64_t now_ms) {
+  // The position when the record goes to the wheel at once (inside the preloaded horizon).
+  std::optional<RecordPosition> Append(PartitionStore& store, int64_t offset, int64_t deliver_at_ms,
+                                       int64_t now_ms) {
     const DelayedRecord r = Record(offset, deliver_at_ms);
     auto appended = store.Append(r, EncodeDelayedRecord(r), now_ms);
-    ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+    EXPECT_TRUE(appended.ok()) << appended.status().ToString();
+    return appended.ok() ? *appended : std::nullopt;
   }
 
   // Preloads up to horizon_second and returns the source offsets loaded, in order.
@@ -69,22 +73,29 @@ TEST_F(PartitionStoreTest, FreshStoreStartsNowInItsOwnDirectory) {
   EXPECT_TRUE(std::filesystem::is_directory(dir_.path() + "/delayed-2"));
 }
 
-TEST_F(PartitionStoreTest, InHorizonRecordsWaitForSyncAndOffsetsFollowDurability) {
+TEST_F(PartitionStoreTest, InHorizonRecordsGoToTheWheelAtOnceAndOffsetsFollowDurability) {
   const int64_t now = kHourStartMs;
   auto store = Open(now);
   store->set_preloaded_until_second(now / 1000 + 5);
-  Append(*store, 10, now + 2000, now);            // inside the horizon: straight to the wheel
-  Append(*store, 11, now + 60'000, now);          // beyond: the preloader will find it
-  Append(*store, 12, now - 9000, now);            // in the past: due now
-  EXPECT_EQ(store->offsets().Committable(), 10);  // nothing durable yet
+  // Inside the horizon: straight to the wheel, at its requested time.
+  EXPECT_EQ(Append(*store, 10, now + 2000, now), (RecordPosition{now + 2000, 0}));
+  // Beyond: the preloader will find it.
+  EXPECT_EQ(Append(*store, 11, now + 60'000, now), std::nullopt);
+  // In the past: due now (the effective time, never earlier).
+  EXPECT_EQ(Append(*store, 12, now - 9000, now), (RecordPosition{now, 0}));
   EXPECT_EQ(store->tracker().outstanding(), 2u);
-  auto eligible = store->Sync();
-  ASSERT_TRUE(eligible.ok());
-  ASSERT_EQ(eligible->size(), 2u);
-  EXPECT_EQ((*eligible)[0].record.source_offset, 10);
-  EXPECT_EQ((*eligible)[1].record.source_offset, 12);
-  EXPECT_EQ((*eligible)[1].position.deliver_at_ms, now);  // effective time, never earlier
+  EXPECT_EQ(store->offsets().Committable(), 10);  // nothing durable yet
+  EXPECT_TRUE(store->needs_sync());
+  ASSERT_TRUE(store->Sync().ok());
+  EXPECT_FALSE(store->needs_sync());
   EXPECT_EQ(store->offsets().TakeCommittable(), 13);
+  // The two halves of Sync, as the bridge runs them for several stores at once.
+  Append(*store, 13, now + 3000, now);
+  EXPECT_EQ(store->offsets().Committable(), 13);  // 13 is not durable
+  ASSERT_TRUE(store->SyncLog().ok());
+  EXPECT_EQ(store->offsets().Committable(), 13);  // settled only by Settle
+  store->Settle();
+  EXPECT_EQ(store->offsets().TakeCommittable(), 14);
 }
 
 TEST_F(PartitionStoreTest, PreloaderWalksSecondsInOrderUpToTheHorizon) {

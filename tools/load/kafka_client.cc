@@ -1,6 +1,8 @@
 #include "tools/load/kafka_client.h"
 
 #include <array>
+#include <chrono>
+#include <thread>
 
 namespace delaybridge::load {
 
@@ -130,10 +132,20 @@ Result<int32_t> PartitionCount(rd_kafka_t* handle, const std::string& topic, int
 Result<std::vector<int64_t>> EndOffsets(rd_kafka_t* handle, const std::string& topic,
                                         int32_t partitions, int timeout_ms) {
   std::vector<int64_t> ends(partitions);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (int32_t partition = 0; partition < partitions; ++partition) {
     int64_t low = 0;
-    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(handle, topic.c_str(), partition,
-                                                               &low, &ends[partition], timeout_ms);
+    rd_kafka_resp_err_t err;
+    // A topic created a moment ago may still be electing its leader (seen on a fresh KRaft
+    // broker): retry "not leader" / "leader not available" until the timeout.
+    while (true) {
+      err = rd_kafka_query_watermark_offsets(handle, topic.c_str(), partition, &low,
+                                             &ends[partition], timeout_ms);
+      const bool electing = err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION ||
+                            err == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE;
+      if (!electing || std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return Status::Unavailable("end offset of " + topic + "/" + std::to_string(partition) + ": " +
                                  rd_kafka_err2str(err));

@@ -1,0 +1,289 @@
+#include "plugin/deliverer.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <future>
+
+namespace delaybridge::plugin {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr int64_t kQueueFullRetryMs = 10;  // producer queue full: retry soon
+
+// Retry delay after n failed attempts: 100 ms doubling, capped at 10 s.
+int64_t BackoffMs(uint32_t failed_attempts) {
+  const uint32_t shift = std::min<uint32_t>(failed_attempts, 7);
+  return std::min<int64_t>(100LL << shift, 10'000);
+}
+
+}  // namespace
+
+Deliverer::Deliverer(Logger& logger, const Clock& clock, int64_t tick_ms, Callbacks callbacks)
+    : logger_(logger),
+      clock_(clock),
+      callbacks_(std::move(callbacks)),
+      work_(io_.get_executor()),
+      commands_(io_.get_executor()),
+      timer_(io_),
+      warnings_(logger, clock),
+      wheel_(tick_ms, clock.now_ms()) {}
+
+Result<std::unique_ptr<Deliverer>> Deliverer::Start(const Options& options, Logger& logger,
+                                                    const Clock& clock, Callbacks callbacks) {
+  std::unique_ptr<Deliverer> d(new Deliverer(logger, clock, options.tick_ms, std::move(callbacks)));
+  Deliverer* self = d.get();
+  auto producer = RecordProducer::Create(
+      options.kafka, logger,
+      [self](uint64_t token, RdKafka::ErrorCode err) { self->OnAck(token, err); });
+  if (!producer.ok()) return producer.status();
+  d->producer_ = std::move(producer).value();
+  auto wakeup = d->producer_->MakeWakeup(d->io_);
+  if (!wakeup.ok()) return wakeup.status();
+  d->producer_wakeup_ = std::move(wakeup).value();
+  d->ArmProducerWakeup();
+  d->thread_ = std::thread([self] { self->io_.run(); });
+  d->running_ = true;
+  pthread_setname_np(d->thread_.native_handle(), "delivery");
+  return d;
+}
+
+Deliverer::~Deliverer() { Stop(0); }
+
+void Deliverer::Stop(int flush_timeout_ms) {
+  if (!running_) return;
+  RunAndWait([this, flush_timeout_ms] {
+    producer_->Flush(flush_timeout_ms);
+    timer_.cancel();
+    io_.stop();
+  });
+  thread_.join();
+  running_ = false;
+}
+
+void Deliverer::RunAndWait(const std::function<void()>& fn) {
+  if (!running_) return fn();
+  std::promise<void> done;
+  boost::asio::post(commands_, [&fn, &done] {
+    fn();
+    done.set_value();
+  });
+  done.get_future().wait();
+}
+
+void Deliverer::Schedule(std::vector<DueRecord> records) {
+  if (records.empty()) return;
+  in_memory_.fetch_add(records.size(), std::memory_order_relaxed);
+  boost::asio::post(commands_, [this, records = std::move(records)]() mutable {
+    for (DueRecord& r : records) {
+      const int64_t deadline_ms = r.position.deliver_at_ms;
+      const uint64_t token =
+          pending_.Add(PendingDelivery{std::move(r.store), r.position, std::move(r.record), 0, {}});
+      ScheduleToken(token, deadline_ms);
+    }
+  });
+}
+
+void Deliverer::DeadLetter(TopicPartitionId store, int64_t source_offset, DelayedRecord record) {
+  boost::asio::post(commands_, [this, store = std::move(store), source_offset,
+                                record = std::move(record)]() mutable {
+    const uint64_t token = kDeadLetterBit | next_dead_letter_id_++;
+    dead_letters_.emplace(token,
+                          DeadLetterPending{std::move(store), source_offset, std::move(record), 0});
+    ProduceDeadLetter(token, clock_.now_ms());
+    DrainProducer();
+  });
+}
+
+Deliverer::ReleaseResult Deliverer::Release(const std::vector<TopicPartitionId>& stores,
+                                            int flush_timeout_ms) {
+  ReleaseResult result;
+  RunAndWait([&] {
+    result.flushed = producer_->Flush(flush_timeout_ms) == RdKafka::ERR_NO_ERROR;
+    result.released = Forget(stores);
+  });
+  return result;
+}
+
+AckBatch Deliverer::TakeAcks() {
+  std::lock_guard<std::mutex> lock(acks_mu_);
+  return std::exchange(acks_, AckBatch{});
+}
+
+DeliveryStats Deliverer::TakeStats() {
+  DeliveryStats stats;
+  RunAndWait([&] {
+    stats = std::exchange(stats_, DeliveryStats{});
+    stats.in_memory = pending_.size();
+    stats.in_wheel = wheel_.size();
+    stats.in_flight = producer_->in_flight();
+  });
+  return stats;
+}
+
+// ---- on the delivery thread ----
+
+void Deliverer::ScheduleToken(uint64_t token, int64_t deadline_ms) {
+  const TimerHandle handle = wheel_.schedule(deadline_ms, token);
+  if (!(token & kDeadLetterBit)) {
+    if (PendingDelivery* d = pending_.Find(token)) d->timer = handle;
+  }
+  RearmTimer();
+}
+
+void Deliverer::RearmTimer() {
+  const std::optional<int64_t> next_ms = wheel_.next_deadline_ms();
+  if (!next_ms) return;
+  if (timer_at_ms_ && *timer_at_ms_ <= *next_ms) return;  // already armed earlier
+  timer_at_ms_ = *next_ms;
+  const int64_t wait_ms = std::max<int64_t>(0, *next_ms - clock_.now_ms());
+  timer_.expires_after(milliseconds(wait_ms));
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;  // re-armed for an earlier deadline, or stopping
+    timer_at_ms_.reset();
+    DeliverDue();
+    RearmTimer();
+  });
+}
+
+void Deliverer::DeliverDue() {
+  const int64_t now_ms = clock_.now_ms();
+  std::vector<uint64_t> due;
+  wheel_.advance(now_ms, [&due](uint64_t token, int64_t) { due.push_back(token); });
+  for (uint64_t token : due) {
+    if (token & kDeadLetterBit) {
+      ProduceDeadLetter(token, now_ms);
+    } else {
+      ProduceDelivery(token, now_ms);
+    }
+  }
+  DrainProducer();
+}
+
+void Deliverer::ProduceDelivery(uint64_t token, int64_t now_ms) {
+  PendingDelivery* d = pending_.Find(token);
+  if (!d) return;  // its store was released
+  d->timer = TimerHandle{};
+  if (now_ms < d->position.deliver_at_ms) {
+    // Never early, even if the wheel and the clock disagree by a tick.
+    return ScheduleToken(token, d->position.deliver_at_ms);
+  }
+  const RdKafka::ErrorCode err = producer_->Produce(d->record, now_ms, token);
+  if (err == RdKafka::ERR__QUEUE_FULL) return ScheduleToken(token, now_ms + kQueueFullRetryMs);
+  if (err != RdKafka::ERR_NO_ERROR) {
+    ++stats_.retries;
+    const int64_t backoff_ms = BackoffMs(d->failed_attempts++);
+    warnings_.Warn("produce " + d->record.SourceId() + " to " + d->record.target_topic + ": " +
+                   RdKafka::err2str(err) + "; retrying in " + std::to_string(backoff_ms) + " ms");
+    return ScheduleToken(token, now_ms + backoff_ms);
+  }
+  stats_.lateness_at_produce.Record(now_ms - d->position.deliver_at_ms);
+}
+
+void Deliverer::ProduceDeadLetter(uint64_t token, int64_t now_ms) {
+  auto it = dead_letters_.find(token);
+  if (it == dead_letters_.end()) return;  // its store was released
+  DeadLetterPending& d = it->second;
+  const RdKafka::ErrorCode err = producer_->Produce(d.record, now_ms, token);
+  if (err == RdKafka::ERR__QUEUE_FULL) return ScheduleToken(token, now_ms + kQueueFullRetryMs);
+  if (err != RdKafka::ERR_NO_ERROR) {
+    const int64_t backoff_ms = BackoffMs(d.failed_attempts++);
+    warnings_.Warn("produce dead letter " + d.record.SourceId() + ": " + RdKafka::err2str(err) +
+                   "; retrying in " + std::to_string(backoff_ms) + " ms");
+    ScheduleToken(token, now_ms + backoff_ms);
+  }
+}
+
+void Deliverer::ArmProducerWakeup() {
+  if (producer_wakeup_armed_) return;
+  producer_wakeup_armed_ = true;
+  producer_wakeup_->Arm([this] {
+    producer_wakeup_armed_ = false;
+    DrainProducer();
+  });
+}
+
+void Deliverer::DrainProducer() {
+  while (producer_->Poll() > 0) {
+  }
+  if (producer_->fatal() && !fatal_reported_) {
+    fatal_reported_ = true;
+    callbacks_.on_fatal(Status::Unavailable("the producer hit a fatal error"));
+  }
+  ArmProducerWakeup();
+}
+
+void Deliverer::OnAck(uint64_t token, RdKafka::ErrorCode err) {
+  if (token & kDeadLetterBit) {
+    OnDeadLetterAck(token, err);
+  } else {
+    OnDeliveryAck(token, err);
+  }
+}
+
+void Deliverer::OnDeliveryAck(uint64_t token, RdKafka::ErrorCode err) {
+  PendingDelivery* d = pending_.Find(token);
+  if (!d) return;  // its store was released; the partition's next owner delivers it again
+  const int64_t now_ms = clock_.now_ms();
+  if (err != RdKafka::ERR_NO_ERROR) {
+    ++stats_.retries;
+    const int64_t backoff_ms = BackoffMs(d->failed_attempts++);
+    warnings_.Warn("delivery of " + d->record.SourceId() + " to " + d->record.target_topic +
+                   " failed: " + RdKafka::err2str(err) + "; retrying in " +
+                   std::to_string(backoff_ms) + " ms");
+    return ScheduleToken(token, now_ms + backoff_ms);
+  }
+  PushAck([d](AckBatch& acks) { acks.delivered.emplace_back(d->store, d->position); });
+  stats_.lateness_at_ack.Record(now_ms - d->position.deliver_at_ms);
+  ++stats_.delivered;
+  pending_.Remove(token);
+  in_memory_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Deliverer::OnDeadLetterAck(uint64_t token, RdKafka::ErrorCode err) {
+  auto it = dead_letters_.find(token);
+  if (it == dead_letters_.end()) return;
+  DeadLetterPending& d = it->second;
+  if (err != RdKafka::ERR_NO_ERROR) {
+    const int64_t backoff_ms = BackoffMs(d.failed_attempts++);
+    warnings_.Warn("dead letter " + d.record.SourceId() + " to " + d.record.target_topic +
+                   " failed: " + RdKafka::err2str(err) + "; retrying in " +
+                   std::to_string(backoff_ms) + " ms");
+    return ScheduleToken(token, clock_.now_ms() + backoff_ms);
+  }
+  PushAck([&d](AckBatch& acks) { acks.dead_lettered.push_back({d.store, d.source_offset}); });
+  dead_letters_.erase(it);
+}
+
+void Deliverer::PushAck(const std::function<void(AckBatch&)>& add) {
+  bool was_empty;
+  {
+    std::lock_guard<std::mutex> lock(acks_mu_);
+    was_empty = acks_.empty();
+    add(acks_);
+  }
+  if (was_empty) callbacks_.on_acks();
+}
+
+size_t Deliverer::Forget(const std::vector<TopicPartitionId>& stores) {
+  auto released = [&stores](const TopicPartitionId& id) {
+    return std::find(stores.begin(), stores.end(), id) != stores.end();
+  };
+  std::vector<uint64_t> dropped;
+  pending_.ForEach([&](uint64_t token, PendingDelivery& d) {
+    if (released(d.store)) dropped.push_back(token);
+  });
+  for (uint64_t token : dropped) {
+    if (PendingDelivery* d = pending_.Find(token); d && d->timer.valid()) wheel_.cancel(d->timer);
+    pending_.Remove(token);
+  }
+  in_memory_.fetch_sub(dropped.size(), std::memory_order_relaxed);
+  // Dead letters in the wheel for a retry are skipped when they fall due (not found).
+  std::erase_if(dead_letters_, [&](const auto& entry) { return released(entry.second.store); });
+  return dropped.size();
+}
+
+}  // namespace delaybridge::plugin

@@ -1,0 +1,173 @@
+// Deliverer: the delivery thread. It owns the timing wheel, the in-memory records waiting to
+// fall due (PendingDeliveries), the producer and its delivery reports, and runs them on an
+// io_context of its own, so a due record is produced at its deadline whatever the ingest
+// thread is doing: an fdatasync, a preload walk, a checkpoint or a burst of consumed records
+// never delays a delivery. (With both on one thread those stalls were 0.3-1.7 s of lateness;
+// docs/BENCHMARKS.md.)
+//
+// The bridge's event-loop thread hands records over once they are durable (Schedule) and
+// dead letters as they are rejected (DeadLetter). Acknowledgements travel back as an AckBatch
+// the bridge takes (TakeAcks) when on_acks tells it one is waiting; the bridge applies them to
+// its stores' trackers and offsets, which only its thread touches.
+//
+// Thread-safety: every public method may be called from any one owner thread (the bridge's)
+// while the delivery thread runs. Commands are executed in the order they were made.
+// on_acks and on_fatal run on the delivery thread: they must only post to the owner.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/lateness_histogram.h"
+#include "core/timing_wheel.h"
+#include "plugin/kafka_wakeup.h"
+#include "plugin/log.h"
+#include "plugin/pending_deliveries.h"
+#include "plugin/record_producer.h"
+#include "plugin/warning_throttle.h"
+
+namespace delaybridge::plugin {
+
+// A durable record handed to the delivery thread.
+struct DueRecord {
+  TopicPartitionId store;
+  RecordPosition position;
+  DelayedRecord record;
+};
+
+// What the broker acknowledged since the last TakeAcks().
+struct AckBatch {
+  struct DeadLetterAck {
+    TopicPartitionId store;
+    int64_t source_offset = 0;
+  };
+  std::vector<std::pair<TopicPartitionId, RecordPosition>> delivered;
+  std::vector<DeadLetterAck> dead_lettered;
+  bool empty() const { return delivered.empty() && dead_lettered.empty(); }
+};
+
+// Counters and lateness since the last TakeStats().
+struct DeliveryStats {
+  uint64_t delivered = 0;
+  uint64_t retries = 0;
+  size_t in_memory = 0;  // records handed over and not yet acknowledged or released
+  size_t in_wheel = 0;
+  int in_flight = 0;                      // produced, not yet acknowledged
+  LatenessHistogram lateness_at_produce;  // ms
+  LatenessHistogram lateness_at_ack;      // ms
+};
+
+class Deliverer {
+ public:
+  struct Options {
+    std::map<std::string, std::string> kafka;  // producer properties, bootstrap resolved
+    int64_t tick_ms = 1;
+  };
+  struct Callbacks {
+    std::function<void()> on_acks;                // an AckBatch became non-empty
+    std::function<void(const Status&)> on_fatal;  // the producer cannot go on
+  };
+  struct ReleaseResult {
+    bool flushed = true;  // every produced record was acknowledged (or failed) in time
+    size_t released = 0;  // records of the stores dropped from memory
+  };
+
+  // Creates the producer and starts the delivery thread.
+  static Result<std::unique_ptr<Deliverer>> Start(const Options& options, Logger& logger,
+                                                  const Clock& clock, Callbacks callbacks);
+  // Stops the delivery thread (see Stop).
+  ~Deliverer();
+
+  // Waits up to flush_timeout_ms for every produced record to be acknowledged, then stops the
+  // delivery thread. Records still waiting in the wheel are dropped (they are in the stores).
+  void Stop(int flush_timeout_ms);
+
+  // Schedules durable records for delivery at their positions' deliver_at_ms.
+  void Schedule(std::vector<DueRecord> records);
+  // Produces a rejected record to its dead-letter topic now, retrying until acknowledged.
+  void DeadLetter(TopicPartitionId store, int64_t source_offset, DelayedRecord record);
+
+  // For a revocation: waits (up to flush_timeout_ms) for the acknowledgements of everything
+  // produced, then forgets every record and dead letter of these stores; their late reports
+  // are ignored. Blocks the caller until done.
+  ReleaseResult Release(const std::vector<TopicPartitionId>& stores, int flush_timeout_ms);
+
+  AckBatch TakeAcks();
+  // Blocks the caller until the delivery thread has copied them.
+  DeliveryStats TakeStats();
+  // Records handed over and not yet acknowledged or released: the bridge's memory bound.
+  size_t in_memory() const { return in_memory_.load(std::memory_order_relaxed); }
+
+ private:
+  struct DeadLetterPending {
+    TopicPartitionId store;
+    int64_t source_offset = 0;
+    DelayedRecord record;
+    uint32_t failed_attempts = 0;
+  };
+  // Dead-letter tokens have this bit set; delivery tokens (PendingDeliveries) never do.
+  static constexpr uint64_t kDeadLetterBit = uint64_t{1} << 63;
+
+  Deliverer(Logger& logger, const Clock& clock, int64_t tick_ms, Callbacks callbacks);
+
+  // All below run on the delivery thread.
+  void ScheduleToken(uint64_t token, int64_t deadline_ms);
+  void RearmTimer();
+  void DeliverDue();
+  void ProduceDelivery(uint64_t token, int64_t now_ms);
+  void ProduceDeadLetter(uint64_t token, int64_t now_ms);
+  void ArmProducerWakeup();
+  void DrainProducer();
+  void OnAck(uint64_t token, RdKafka::ErrorCode err);
+  void OnDeliveryAck(uint64_t token, RdKafka::ErrorCode err);
+  void OnDeadLetterAck(uint64_t token, RdKafka::ErrorCode err);
+  size_t Forget(const std::vector<TopicPartitionId>& stores);
+  void PushAck(const std::function<void(AckBatch&)>& add);
+  // Runs fn on the delivery thread after every command made before, and waits for it (runs it
+  // here once the thread has stopped).
+  void RunAndWait(const std::function<void()>& fn);
+
+  Logger& logger_;
+  const Clock& clock_;
+  Callbacks callbacks_;
+
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  boost::asio::strand<boost::asio::io_context::executor_type> commands_;
+  boost::asio::steady_timer timer_;
+  std::optional<int64_t> timer_at_ms_;  // set while the timer is armed
+  std::unique_ptr<RecordProducer> producer_;
+  std::unique_ptr<KafkaWakeup> producer_wakeup_;
+  bool producer_wakeup_armed_ = false;
+  bool fatal_reported_ = false;
+  WarningThrottle warnings_;
+
+  TimingWheel wheel_;
+  PendingDeliveries pending_;
+  std::map<uint64_t, DeadLetterPending> dead_letters_;
+  uint64_t next_dead_letter_id_ = 0;
+  std::atomic<size_t> in_memory_{0};
+
+  std::mutex acks_mu_;
+  AckBatch acks_;  // guarded by acks_mu_
+
+  DeliveryStats stats_;
+
+  std::thread thread_;    // last: started after everything above exists
+  bool running_ = false;  // owner side: the thread was started and not yet joined
+};
+
+}  // namespace delaybridge::plugin
