@@ -33,13 +33,15 @@ struct DelayLogStore::Impl {
   size_t max_open_hours = 1;
   std::map<int64_t, HourState> hours;  // every hour present; state of open ones is stale
   std::map<int64_t, std::unique_ptr<HourAppender>> open;    // descriptors held, LRU-bounded
-  std::map<int64_t, std::unique_ptr<HourAppender>> parked;  // evicted with unsynced appends
+  std::map<int64_t, std::unique_ptr<HourAppender>> parked;  // evicted, dirty or in flight
   std::map<int64_t, CachedCells> cached;
   uint64_t tick = 0;  // LRU clock
   uint64_t last_sequence = 0;
   uint64_t durable_sequence = 0;
-  bool dir_dirty = false;  // hour files created since the last directory fsync
+  bool dir_dirty = false;  // hour files created since the last directory fsync (BeginSync)
   bool closed = false;
+  uint64_t syncs_begun = 0;
+  uint64_t sync_in_flight = 0;  // id of the PendingSync BeginSync handed out, 0 when none
   // A failed fdatasync may have dropped dirty pages that a retry would then report as synced
   // ("fsyncgate"), so after one the store refuses to claim anything durable again.
   Status sync_failure;
@@ -51,41 +53,57 @@ struct DelayLogStore::Impl {
   Status EvictLeastRecentlyUsed();
   Result<const HeadCells*> CellsOf(int64_t epoch_hour);
   Status RemoveHour(int64_t epoch_hour);
-  Status GroupCommit();
+  Result<std::unique_ptr<PendingSync>> BeginSync();
+  Status FinishSync(const PendingSync& sync);
   Status SyncParked();
   uint64_t EntriesOf(int64_t epoch_hour) const;
 };
 
-Status DelayLogStore::Impl::GroupCommit() {
-  std::vector<HourAppender*> dirty;
+Result<std::unique_ptr<PendingSync>> DelayLogStore::Impl::BeginSync() {
+  std::unique_ptr<PendingSync> sync(new PendingSync());
+  sync->covered_sequence_ = last_sequence;
   for (auto* hours_map : {&open, &parked}) {
     for (auto& [hour, appender] : *hours_map) {
-      if (appender->dirty()) dirty.push_back(appender.get());
+      if (!appender->dirty()) continue;
+      Status s = appender->StartSync(&sync->files_);
+      if (!s.ok()) return s.WithContext("sync hour " + HourName(hour));
     }
   }
-  for (HourAppender* appender : dirty) {
-    if (Status s = appender->Flush(); !s.ok()) return s;
-  }
-  // All files at once: recovery verifies every entry not covered by a saved head table against
-  // its record, so data and index need no order between them, only to be complete before the
-  // tables are saved. See docs/storage-format.md "Writing and the sync order".
-  std::vector<std::function<Status()>> syncs;
-  syncs.reserve(2 * dirty.size());
-  for (const HourAppender* appender : dirty) {
-    syncs.push_back([appender] { return appender->SyncDataFile(); });
-    syncs.push_back([appender] { return appender->SyncIndexFile(); });
-  }
-  if (Status s = RunConcurrently(syncs); !s.ok()) return s;
-  for (HourAppender* appender : dirty) appender->MarkSynced();
   if (dir_dirty) {
-    if (Status s = SyncDir(options.dir); !s.ok()) return s;
+    sync->dir_to_sync_ = options.dir;
     dir_dirty = false;
   }
-  for (auto& [hour, appender] : open) {
-    if (Status s = appender->SaveHeadsIfDue(/*force=*/false); !s.ok()) return s;
+  sync->store_ = this;
+  sync->id_ = ++syncs_begun;
+  sync_in_flight = sync->id_;
+  return sync;
+}
+
+Status DelayLogStore::Impl::FinishSync(const PendingSync& sync) {
+  // Every file the sync covered is durable now: the head tables snapshotted at BeginSync may be
+  // written (docs/storage-format.md "Writing and the sync order").
+  for (auto* hours_map : {&open, &parked}) {
+    for (auto& [hour, appender] : *hours_map) {
+      if (!appender->sync_in_flight()) continue;
+      Status s = appender->FinishSync();
+      if (!s.ok()) return s.WithContext("save head table of hour " + HourName(hour));
+    }
   }
-  // Parked hours are synced now: save their tables and forget them.
-  return SyncParked();
+  // Parked hours appended to since BeginSync stay parked for the next sync (an append to a
+  // parked hour unparks it, so only a later eviction can park it dirty again).
+  for (auto it = parked.begin(); it != parked.end();) {
+    if (it->second->dirty()) {
+      ++it;
+      continue;
+    }
+    if (Status s = it->second->Close(); !s.ok()) {
+      return s.WithContext("close hour " + HourName(it->first));
+    }
+    hours[it->first] = it->second->state();
+    it = parked.erase(it);
+  }
+  durable_sequence = sync.covered_sequence_;
+  return Status::Ok();
 }
 
 Status DelayLogStore::Impl::SyncParked() {
@@ -141,14 +159,16 @@ Status DelayLogStore::Impl::EvictLeastRecentlyUsed() {
   int64_t hour = victim->first;
   std::unique_ptr<HourAppender> appender = std::move(victim->second);
   open.erase(victim);
-  // An hour with unsynced appends is parked (no fdatasync now; the next Sync covers it). Too
+  // An hour with unsynced appends, or covered by a sync in flight, is parked (no fdatasync now;
+  // the next or the running sync covers it, and only then may its head table be saved). Too
   // many parked hours are synced early, which bounds their memory.
-  Status s = appender->dirty() ? appender->Park() : appender->Close();
+  bool unsynced = appender->dirty() || appender->sync_in_flight();
+  Status s = unsynced ? appender->Park() : appender->Close();
   if (!s.ok()) {
     sync_failure = s.WithContext("close hour " + HourName(hour));
     return sync_failure;
   }
-  if (appender->dirty()) {
+  if (unsynced) {
     parked[hour] = std::move(appender);
     if (parked.size() > kMaxParkedHours) s = SyncParked();
   } else {
@@ -262,14 +282,17 @@ Status DelayLogStore::Close() {
   if (impl_->closed) {
     return Status::FailedPrecondition("store " + impl_->options.dir + " is closed");
   }
+  if (impl_->sync_in_flight != 0) {
+    return Status::FailedPrecondition("store " + impl_->options.dir +
+                                      " has a sync in flight; FinishSync it before Close");
+  }
   Status s = impl_->sync_failure;
-  if (s.ok()) s = impl_->GroupCommit();
+  if (s.ok()) s = Sync();
   for (auto& [hour, appender] : impl_->open) {
     if (!s.ok()) break;
     s = appender->Close();
     if (s.ok()) impl_->hours[hour] = appender->state();
   }
-  if (s.ok()) impl_->durable_sequence = impl_->last_sequence;
   // After a failure nothing more may be claimed durable; recovery at the next Open sorts the
   // files out.
   impl_->open.clear();
@@ -302,16 +325,71 @@ Result<AppendResult> DelayLogStore::Append(int64_t deliver_at_ms, std::string_vi
 }
 
 Status DelayLogStore::Sync() {
-  if (Status usable = impl_->Usable(); !usable.ok()) return usable;
-  uint64_t covered_sequence = impl_->last_sequence;
-  Status s = impl_->GroupCommit();
-  if (!s.ok()) {
-    impl_->sync_failure = s;
-    return s;
-  }
-  impl_->durable_sequence = covered_sequence;
-  return Status::Ok();
+  Result<std::unique_ptr<PendingSync>> sync = BeginSync();
+  if (!sync.ok()) return sync.status();
+  Status run_status = (*sync)->Run();
+  return FinishSync(std::move(sync).value(), run_status);
 }
+
+Result<std::unique_ptr<PendingSync>> DelayLogStore::BeginSync() {
+  if (Status usable = impl_->Usable(); !usable.ok()) return usable;
+  if (impl_->sync_in_flight != 0) {
+    return Status::FailedPrecondition("store " + impl_->options.dir +
+                                      " already has a sync in flight; FinishSync it first");
+  }
+  Result<std::unique_ptr<PendingSync>> sync = impl_->BeginSync();
+  // A failed write may have left part of a buffer in the file: nothing is claimed durable again.
+  if (!sync.ok()) impl_->sync_failure = sync.status();
+  return sync;
+}
+
+Status DelayLogStore::FinishSync(std::unique_ptr<PendingSync> sync, const Status& run_status) {
+  if (sync == nullptr || sync->store_ != impl_.get() || sync->id_ != impl_->sync_in_flight) {
+    return Status::InvalidArgument("FinishSync of store " + impl_->options.dir +
+                                   " given a PendingSync that is not its sync in flight");
+  }
+  impl_->sync_in_flight = 0;
+  if (Status usable = impl_->Usable(); !usable.ok()) return usable;
+  Status s = run_status;
+  // The status handed over is trusted only as far as Run agrees: claiming durability for a
+  // sync that never ran, or failed, would lose records at the next power cut.
+  if (s.ok() && !sync->ran_) {
+    s = Status::FailedPrecondition("FinishSync of store " + impl_->options.dir +
+                                   " with an ok status but PendingSync::Run was not called");
+  }
+  if (s.ok()) s = sync->run_status_;
+  if (s.ok()) s = impl_->FinishSync(*sync);
+  if (!s.ok()) impl_->sync_failure = s;
+  return s;
+}
+
+bool DelayLogStore::sync_in_flight() const { return impl_->sync_in_flight != 0; }
+
+PendingSync::PendingSync() = default;
+PendingSync::~PendingSync() = default;
+
+Status PendingSync::Run() {
+  if (ran_) return Status::FailedPrecondition("PendingSync::Run called twice");
+  ran_ = true;
+  run_status_ = SyncFiles();
+  return run_status_;
+}
+
+Status PendingSync::SyncFiles() const {
+  // All files at once: recovery verifies every entry not covered by a saved head table against
+  // its record, so data and index need no order between them, only to be complete before the
+  // tables are saved (FinishSync). See docs/storage-format.md "Writing and the sync order".
+  std::vector<std::function<Status()>> syncs;
+  syncs.reserve(files_.size());
+  for (const PosixFile& file : files_) {
+    syncs.push_back([&file] { return file.DataSync(); });
+  }
+  if (Status s = RunConcurrently(syncs); !s.ok()) return s;
+  return dir_to_sync_.empty() ? Status::Ok() : SyncDir(dir_to_sync_);
+}
+
+uint64_t PendingSync::covered_sequence() const { return covered_sequence_; }
+bool PendingSync::empty() const { return files_.empty() && dir_to_sync_.empty(); }
 
 uint64_t DelayLogStore::last_sequence() const { return impl_->last_sequence; }
 uint64_t DelayLogStore::durable_sequence() const { return impl_->durable_sequence; }

@@ -9,12 +9,16 @@
 // of closed hours) and a few counters per hour file: it does not grow with the record count.
 //
 // Appends are buffered per hour; Sync() is the group commit that makes all of them durable and
-// advances durable_sequence(), which is what the bridge may commit to Kafka. At most
+// advances durable_sequence(), which is what the bridge may commit to Kafka. BeginSync /
+// FinishSync split it so that the fdatasyncs run on another thread while appends continue. At most
 // max_open_hours hour files are held open for appending (LRU); closing one syncs it and saves
 // its head table, so appending to any hour always works.
 //
-// Thread-safety: none. One owner thread calls every method. Use DelayLogReader
-// (storage/delay_log_reader.h) to inspect a store from another process or thread.
+// Thread-safety: none, except PendingSync::Run. One owner thread calls every method of the store;
+// the fdatasyncs of a group commit may run on another thread (BeginSync / PendingSync::Run /
+// FinishSync), which touches only descriptors the PendingSync owns, so the owner keeps appending
+// and reading meanwhile. Use DelayLogReader (storage/delay_log_reader.h) to inspect a store from
+// another process or thread.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +65,42 @@ struct StoredRecord {
   std::string payload;   // the bytes given to Append, verified against their checksum
 };
 
+class PosixFile;
+
+// The fdatasyncs of one group commit, taken out of the store by DelayLogStore::BeginSync so that
+// they can run on another thread while the store's owner goes on appending. Owns duplicates of
+// the descriptors it syncs, so nothing the store does meanwhile (evicting, parking, closing or
+// deleting hours) can close or reuse them. Thread-safety: Run() may be called on any thread, once;
+// hand the PendingSync and Run()'s status back to FinishSync on the owner thread afterwards
+// (with the synchronisation that passes them back, e.g. a join or a future).
+class PendingSync {
+ public:
+  ~PendingSync();
+  PendingSync(const PendingSync&) = delete;
+  PendingSync& operator=(const PendingSync&) = delete;
+
+  // fdatasyncs every data and index file BeginSync covered, concurrently
+  // (storage/parallel_sync.h), then fsyncs the directory when hour files were created. Touches
+  // no state of the store. A second call fails with FailedPrecondition.
+  Status Run();
+  // Every Append with sequence <= this is durable once FinishSync accepts this sync.
+  uint64_t covered_sequence() const;
+  // Nothing to sync: Run is then a no-op (FinishSync is still required).
+  bool empty() const;
+
+ private:
+  friend class DelayLogStore;
+  PendingSync();
+  Status SyncFiles() const;
+  std::vector<PosixFile> files_;  // dup'ed or freshly opened: closed by this object
+  std::string dir_to_sync_;       // empty when no hour file was created since the last sync
+  uint64_t covered_sequence_ = 0;
+  const void* store_ = nullptr;  // identifies the store and sync that FinishSync expects
+  uint64_t id_ = 0;
+  bool ran_ = false;
+  Status run_status_;
+};
+
 class DelayLogStore {
  public:
   // Opens (creating if needed) the store in options.dir and recovers torn tails; see
@@ -82,7 +122,25 @@ class DelayLogStore {
   // file is fdatasync'ed (concurrently), then head tables are saved when due
   // (docs/storage-format.md "Writing and the sync order"). After a failed Sync the store
   // refuses further appends and syncs (a failed fdatasync may have lost pages); reopen it.
+  // Same as BeginSync, PendingSync::Run and FinishSync on the calling thread.
   Status Sync();
+
+  // Two-phase group commit, for an owner thread that must not wait for the disk.
+  // BeginSync (owner thread) writes every buffered append to the page cache, snapshots the head
+  // tables that are due to be saved, and returns the fdatasyncs that make all appends up to
+  // last_sequence() durable. The owner may go on calling Append / ReadSecond / CountInSecond /
+  // NextNonEmptySecond / DeleteHoursBefore / Hours while Run() executes elsewhere; appends made
+  // meanwhile are covered by the next sync.
+  // FinishSync (owner thread) takes Run()'s status: ok -> durable_sequence() becomes
+  // covered_sequence(), head-table snapshots are saved, parked hours covered by it are closed;
+  // failure (or Run not called) -> the store refuses further appends and syncs, as after a
+  // failed Sync(). A PendingSync that is not this store's sync in flight is InvalidArgument.
+  // At most one PendingSync may be outstanding: BeginSync, Sync and Close return
+  // FailedPrecondition while one is. A failed BeginSync also poisons the store.
+  Result<std::unique_ptr<PendingSync>> BeginSync();
+  Status FinishSync(std::unique_ptr<PendingSync> sync, const Status& run_status);
+  bool sync_in_flight() const;
+
   uint64_t last_sequence() const;     // sequence of the latest Append (0 if none)
   uint64_t durable_sequence() const;  // every Append with sequence <= this is durable
 

@@ -119,18 +119,38 @@ Status HourAppender::Flush() {
   return Status::Ok();
 }
 
-Status HourAppender::SyncDataFile() const {
-  return parked() ? SyncThroughFreshDescriptor(paths_.data) : data_.DataSync();
+Status HourAppender::DescriptorsToSync(std::vector<PosixFile>* files) const {
+  for (const PosixFile* file : {&data_, &index_}) {
+    Result<PosixFile> descriptor =
+        parked() ? PosixFile::Open(file == &data_ ? paths_.data : paths_.index,
+                                   PosixFile::Mode::kReadWrite)
+                 : file->Duplicate();
+    if (!descriptor.ok()) return descriptor.status();
+    files->push_back(std::move(*descriptor));
+  }
+  return Status::Ok();
 }
 
-Status HourAppender::SyncIndexFile() const {
-  return parked() ? SyncThroughFreshDescriptor(paths_.index) : index_.DataSync();
+Status HourAppender::StartSync(std::vector<PosixFile>* files) {
+  Status s = Flush();
+  if (s.ok()) s = DescriptorsToSync(files);
+  if (!s.ok()) return s;
+  dirty_ = false;
+  sync_in_flight_ = true;
+  if (entries_ - heads_covered_ >= kHeadsSaveEveryEntries) {
+    pending_heads_ = std::make_unique<HeadsSlot>();
+    pending_heads_->generation = heads_generation_ + 1;
+    pending_heads_->covered = entries_;
+    pending_heads_->cells = *cells_;
+  }
+  return Status::Ok();
 }
 
-Status HourAppender::SyncThroughFreshDescriptor(const std::string& path) {
-  Result<PosixFile> file = PosixFile::Open(path, PosixFile::Mode::kReadWrite);
-  if (!file.ok()) return file.status();
-  return file->DataSync();
+Status HourAppender::FinishSync() {
+  sync_in_flight_ = false;
+  if (pending_heads_ == nullptr) return Status::Ok();
+  std::unique_ptr<HeadsSlot> slot = std::move(pending_heads_);
+  return SaveHeads(*slot);
 }
 
 Status HourAppender::Park() {
@@ -160,7 +180,11 @@ Status HourAppender::SaveHeadsIfDue(bool force) {
   slot.generation = heads_generation_ + 1;
   slot.covered = entries_;
   slot.cells = *cells_;
-  Status s = SaveHeads(paths_.heads, epoch_hour_, slot);
+  return SaveHeads(slot);
+}
+
+Status HourAppender::SaveHeads(const HeadsSlot& slot) {
+  Status s = storage::SaveHeads(paths_.heads, epoch_hour_, slot);
   if (!s.ok()) return s;
   heads_generation_ = slot.generation;
   heads_covered_ = slot.covered;
@@ -169,10 +193,18 @@ Status HourAppender::SaveHeadsIfDue(bool force) {
 
 Status HourAppender::Close() {
   Status s = Flush();
-  if (s.ok() && dirty_) s = SyncDataFile();
-  if (s.ok() && dirty_) s = SyncIndexFile();
   if (!s.ok()) return s;
-  MarkSynced();
+  if (dirty_ || sync_in_flight_) {
+    std::vector<PosixFile> files;
+    s = DescriptorsToSync(&files);
+    for (const PosixFile& file : files) {
+      if (s.ok()) s = file.DataSync();
+    }
+    if (!s.ok()) return s;
+  }
+  dirty_ = false;
+  sync_in_flight_ = false;
+  pending_heads_.reset();  // the table saved now covers more
   return SaveHeadsIfDue(/*force=*/true);
 }
 

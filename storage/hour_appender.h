@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "storage/format.h"
@@ -37,22 +38,26 @@ class HourAppender {
 
   // write()s the buffers, data first.
   Status Flush();
-  // Group commit steps, in this order across all hours: Flush; SyncDataFile and SyncIndexFile
-  // (these two touch nothing but their file, so they may run concurrently, for every hour at
-  // once); MarkSynced; SaveHeadsIfDue. Parked hours sync through fresh descriptors.
-  Status SyncDataFile() const;
-  Status SyncIndexFile() const;
-  void MarkSynced() { dirty_ = false; }
-  // Saves the head table when kHeadsSaveEveryEntries entries are not covered, or when force
-  // and anything is not covered. Only valid right after a completed sync of both files.
-  Status SaveHeadsIfDue(bool force);
-  // Flushes, syncs data and index, saves the head table: the hour may then be forgotten.
+  // Group commit, in two phases (DelayLogStore::BeginSync / FinishSync):
+  // StartSync (owner thread) writes the buffers and hands out descriptors of the data and index
+  // files (dup'ed, or freshly opened when parked) that another thread may fdatasync while this
+  // appender goes on appending, or is parked or destroyed. The hour is then no longer dirty but
+  // sync_in_flight(); appends made from now on make it dirty again for the next sync. If the
+  // head table is due (kHeadsSaveEveryEntries entries not covered), a snapshot of it, covering
+  // exactly the entries this sync makes durable, is kept for FinishSync.
+  // FinishSync (owner thread, after every fdatasync of that sync succeeded) saves that snapshot.
+  Status StartSync(std::vector<PosixFile>* files);
+  Status FinishSync();
+  bool sync_in_flight() const { return sync_in_flight_; }
+  // Flushes, syncs data and index (also when a sync of them is in flight elsewhere: the table
+  // saved next must not wait for it), saves the head table: the hour may then be forgotten.
   Status Close();
 
-  // Parking releases the file descriptors and buffers of an hour that still has unsynced
-  // appends, keeping only its head table, so that LRU eviction costs no fdatasync: the next
-  // group commit syncs parked hours through fresh descriptors (fdatasync applies to the file,
-  // whichever descriptor wrote its pages). Unpark reopens the descriptors.
+  // Parking releases the file descriptors and buffers of an hour that still has appends not
+  // known to be durable (dirty, or covered by a sync in flight), keeping only its head table, so
+  // that LRU eviction costs no fdatasync: the next group commit syncs parked hours through fresh
+  // descriptors (fdatasync applies to the file, whichever descriptor wrote its pages), and the
+  // one in flight already holds its own. Unpark reopens the descriptors.
   Status Park();
   Status Unpark();
   bool parked() const { return !data_.is_open(); }
@@ -67,7 +72,14 @@ class HourAppender {
 
  private:
   HourAppender(std::string dir, int64_t epoch_hour);
-  static Status SyncThroughFreshDescriptor(const std::string& path);
+  // Saves the head table when kHeadsSaveEveryEntries entries are not covered, or when force
+  // and anything is not covered. Only valid when every entry is synced.
+  Status SaveHeadsIfDue(bool force);
+  Status SaveHeads(const HeadsSlot& slot);
+  // Appends descriptors of the data and index files that may be fdatasync'ed independently of
+  // this appender: dup'ed when open, opened by path when parked (fdatasync applies to the file,
+  // whichever descriptor wrote its pages).
+  Status DescriptorsToSync(std::vector<PosixFile>* files) const;
 
   std::string dir_;
   int64_t epoch_hour_;
@@ -83,7 +95,9 @@ class HourAppender {
   std::unique_ptr<HeadCells> cells_;
   uint64_t heads_generation_ = 0;
   uint64_t heads_covered_ = 0;
-  bool dirty_ = false;  // appended or created since the last SyncIndex
+  bool dirty_ = false;                        // appended or created since the last StartSync
+  bool sync_in_flight_ = false;               // StartSync done, FinishSync not yet
+  std::unique_ptr<HeadsSlot> pending_heads_;  // snapshot saved by FinishSync, when due
   uint64_t last_used_ = 0;
 };
 

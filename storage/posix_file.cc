@@ -110,6 +110,12 @@ Status PosixFile::DataSync() const {
   return Status::Ok();
 }
 
+Result<PosixFile> PosixFile::Duplicate() const {
+  int fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return ErrnoStatus("duplicate descriptor of", path_, errno);
+  return PosixFile(fd, path_);
+}
+
 Status PosixFile::DropCache() {
   int err = ::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
   if (err != 0) return ErrnoStatus("fadvise", path_, err);

@@ -33,6 +33,9 @@ class PosixFile {
   Result<uint64_t> Size() const;
   Status Truncate(uint64_t size);
   Status DataSync() const;
+  // A second descriptor of the same open file (dup), closed independently: lets another thread
+  // fdatasync the file while this one may be closed.
+  Result<PosixFile> Duplicate() const;
   // Tells the kernel the cached pages of this file are not needed (benchmarks, cold reads).
   Status DropCache();
 
