@@ -47,7 +47,8 @@ Bridge::Bridge(const BridgeConfig& config, std::string bootstrap_servers, Logger
       checkpoint_timer_(io_),
       stats_timer_(io_),
       safety_poll_timer_(io_),
-      warnings_(logger, clock) {
+      warnings_(logger, clock),
+      disk_(io_) {
   policy_.delay.max_delay_ms = config_.max_delay_ms;
   policy_.delay.allowed_targets = &config_.allowed_targets;
   policy_.max_record_bytes = config_.max_record_bytes;
@@ -237,34 +238,55 @@ void Bridge::DeadLetter(PartitionStore& store, const IncomingRecord& in,
 }
 
 void Bridge::GroupCommit() {
-  // All stores' fdatasyncs at once: ingest waits for the slowest, not for their sum.
-  std::vector<PartitionStore*> dirty;
+  if (group_commit_in_flight_) return;  // the timer starts the next one after it finished
+  auto syncs = std::make_shared<std::vector<StoreSync>>();
   for (auto& [id, store] : stores_) {
-    if (store->needs_sync()) dirty.push_back(store.get());
+    if (!store->needs_sync()) continue;
+    auto begun = store->BeginSync();
+    if (!begun.ok()) return Fail(begun.status());
+    syncs->push_back(StoreSync{id, std::move(begun).value(), Status::Ok()});
   }
-  std::vector<Status> synced(dirty.size());
-  std::vector<std::function<Status()>> syncs;
-  for (size_t i = 0; i < dirty.size(); ++i) {
-    syncs.push_back([&synced, &dirty, i] {
-      synced[i] = dirty[i]->SyncLog();
-      return Status::Ok();
-    });
+  if (syncs->empty()) return CommitOffsets();  // dead-letter acknowledgements move offsets too
+  group_commit_in_flight_ = true;
+  const auto started = std::chrono::steady_clock::now();
+  disk_.Submit(
+      [syncs] {
+        // All stores at once: the commit waits for the slowest store, not for their sum.
+        std::vector<std::function<Status()>> runs;
+        for (StoreSync& s : *syncs) {
+          runs.push_back([&s] {
+            s.run_status = s.sync->Run();
+            return Status::Ok();
+          });
+        }
+        return storage::RunConcurrently(runs);
+      },
+      [this, syncs, started](const Status&) {
+        const int64_t disk_ms =
+            std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started)
+                .count();
+        FinishGroupCommit(*syncs, disk_ms);
+      });
+}
+
+void Bridge::FinishGroupCommit(std::vector<StoreSync>& syncs, int64_t disk_ms) {
+  group_commit_in_flight_ = false;
+  for (StoreSync& s : syncs) {
+    // Revocation finishes the disk work before it closes a store, so the store is there.
+    Status finished = stores_.at(s.store)->FinishSync(std::move(s.sync), s.run_status);
+    if (!finished.ok()) return Fail(finished);
   }
-  const auto sync_start = std::chrono::steady_clock::now();
-  storage::RunConcurrently(syncs);
-  const auto sync_ms =
-      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - sync_start)
-          .count();
-  for (const Status& s : synced) {
-    if (!s.ok()) return Fail(s);
+  if (disk_ms >= kSlowSyncMs) {
+    warnings_.Warn("slow disk: syncing " + std::to_string(syncs.size()) + " stores took " +
+                   std::to_string(disk_ms) + " ms (ingest and delivery go on; offsets are " +
+                   "committed when it is done)");
   }
-  if (sync_ms >= kSlowSyncMs) {
-    warnings_.Warn("slow disk: syncing " + std::to_string(dirty.size()) + " stores took " +
-                   std::to_string(sync_ms) + " ms (ingest waits; records due meanwhile too)");
-  }
+  CommitOffsets();
+}
+
+void Bridge::CommitOffsets() {
   std::map<TopicPartitionId, int64_t> commits;
   for (auto& [id, store] : stores_) {
-    store->Settle();
     if (auto offset = store->offsets().TakeCommittable()) {
       if (Status s = store->MarkCommittable(*offset); !s.ok()) warnings_.Warn(s.ToString());
       commits[id] = *offset;
@@ -314,10 +336,19 @@ void Bridge::ApplyAcks() {
 void Bridge::PersistCheckpoints() {
   const int64_t now_ms = clock_.now_ms();
   for (auto& [id, store] : stores_) {
-    if (Status s = store->PersistCheckpoint(now_ms); !s.ok()) {
-      // Not fatal: an old checkpoint only means more re-delivery after a crash.
-      warnings_.Warn("checkpoint " + id.ToString() + ": " + s.ToString());
-    }
+    const std::optional<storage::DeliveryCheckpoint> cp = store->TakeCheckpointDue(now_ms);
+    if (!cp) continue;
+    disk_.Submit(
+        [dir = store->log().dir(), cp = *cp] { return storage::WriteDeliveryCheckpoint(dir, cp); },
+        [this, id = id, cp = *cp](const Status& written) {
+          // Revocation finishes the disk work before it closes a store.
+          auto it = stores_.find(id);
+          if (it == stores_.end()) return;
+          if (Status s = it->second->CheckpointWritten(cp, written); !s.ok()) {
+            // Not fatal: an old checkpoint only means more re-delivery after a crash.
+            warnings_.Warn("checkpoint " + id.ToString() + ": " + s.ToString());
+          }
+        });
   }
 }
 
@@ -390,6 +421,8 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions) {
     if (stores_.count(id)) owned.push_back(id);
   }
   if (owned.empty()) return;
+  // 0. Let the disk work in flight (group commit, checkpoint writes) finish and take effect.
+  disk_.Finish();
   // 1. Make every appended record durable.
   for (const auto& id : owned) {
     if (Status s = stores_[id]->Sync(); !s.ok()) logger_.Error(s.ToString());

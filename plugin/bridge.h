@@ -24,6 +24,7 @@
 #include "core/clock.h"
 #include "plugin/config.h"
 #include "plugin/deliverer.h"
+#include "plugin/disk_worker.h"
 #include "plugin/ingest.h"
 #include "plugin/kafka_wakeup.h"
 #include "plugin/log.h"
@@ -60,7 +61,16 @@ class Bridge final : public RebalanceListener {
   // Appends one record; one due inside the preloaded horizon is added to *due.
   void Ingest(const IncomingRecord& in, std::vector<DueRecord>* due);
   void DeadLetter(PartitionStore& store, const IncomingRecord& in, const std::string& reason);
+  // Group commit: begins a sync of every store with new appends and runs the fdatasyncs on
+  // the DiskWorker; FinishGroupCommit then makes them count and commits source offsets.
+  struct StoreSync {
+    TopicPartitionId store;
+    std::unique_ptr<storage::PendingSync> sync;
+    Status run_status;
+  };
   void GroupCommit();
+  void FinishGroupCommit(std::vector<StoreSync>& syncs, int64_t disk_ms);
+  void CommitOffsets();
 
   // Delivery side (the Deliverer does the delivering).
   void Preload();
@@ -87,6 +97,7 @@ class Bridge final : public RebalanceListener {
   boost::asio::steady_timer stats_timer_;
   boost::asio::steady_timer safety_poll_timer_;
   WarningThrottle warnings_;
+  DiskWorker disk_;  // posts to io_, so declared after it
 
   std::unique_ptr<Deliverer> deliverer_;  // posts to io_, so declared after it
   std::unique_ptr<SourceConsumer> consumer_;
@@ -104,6 +115,7 @@ class Bridge final : public RebalanceListener {
   uint64_t delivery_retries_ = 0;
   uint64_t corrupt_records_ = 0;
 
+  bool group_commit_in_flight_ = false;
   bool consumption_paused_ = false;  // in-memory records reached max_preloaded_records
   bool stopping_ = false;
   int exit_code_ = 0;

@@ -236,11 +236,13 @@ void Deliverer::OnDeliveryAck(uint64_t token, RdKafka::ErrorCode err) {
                    std::to_string(backoff_ms) + " ms");
     return ScheduleToken(token, now_ms + backoff_ms);
   }
-  PushAck([d](AckBatch& acks) { acks.delivered.emplace_back(d->store, d->position); });
   stats_.lateness_at_ack.Record(now_ms - d->position.deliver_at_ms);
   ++stats_.delivered;
+  std::pair<TopicPartitionId, RecordPosition> acked(std::move(d->store), d->position);
   pending_.Remove(token);
+  // Out of memory before the owner hears of it, so its count is never below the truth.
   in_memory_.fetch_sub(1, std::memory_order_relaxed);
+  PushAck([&acked](AckBatch& acks) { acks.delivered.push_back(std::move(acked)); });
 }
 
 void Deliverer::OnDeadLetterAck(uint64_t token, RdKafka::ErrorCode err) {

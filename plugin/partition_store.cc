@@ -74,29 +74,49 @@ Result<std::optional<RecordPosition>> PartitionStore::Append(const DelayedRecord
 }
 
 Status PartitionStore::Sync() {
-  if (Status s = SyncLog(); !s.ok()) return s;
-  Settle();
+  if (needs_sync()) {
+    if (Status s = log_->Sync(); !s.ok()) return s.WithContext("sync store " + log_->dir());
+  }
+  offsets_.MarkDurable(log_->durable_sequence());
   return Status::Ok();
 }
 
-Status PartitionStore::SyncLog() {
-  if (!needs_sync()) return Status::Ok();
-  if (Status s = log_->Sync(); !s.ok()) return s.WithContext("sync store " + log_->dir());
-  return Status::Ok();
+Result<std::unique_ptr<storage::PendingSync>> PartitionStore::BeginSync() {
+  auto sync = log_->BeginSync();
+  if (!sync.ok()) return sync.status().WithContext("sync store " + log_->dir());
+  return sync;
 }
 
-void PartitionStore::Settle() { offsets_.MarkDurable(log_->durable_sequence()); }
+Status PartitionStore::FinishSync(std::unique_ptr<storage::PendingSync> sync,
+                                  const Status& run_status) {
+  if (Status s = log_->FinishSync(std::move(sync), run_status); !s.ok()) {
+    return s.WithContext("sync store " + log_->dir());
+  }
+  offsets_.MarkDurable(log_->durable_sequence());
+  return Status::Ok();
+}
 
 Status PartitionStore::PersistCheckpoint(int64_t now_ms) {
+  const std::optional<storage::DeliveryCheckpoint> cp = TakeCheckpointDue(now_ms);
+  if (!cp) return Status::Ok();
+  return CheckpointWritten(*cp, storage::WriteDeliveryCheckpoint(log_->dir(), *cp));
+}
+
+std::optional<storage::DeliveryCheckpoint> PartitionStore::TakeCheckpointDue(int64_t now_ms) {
+  if (checkpoint_in_flight_) return std::nullopt;
   const RecordPosition watermark = tracker_.Watermark(preloaded_until_second_ * 1000, now_ms);
-  if (watermark == last_persisted_) return Status::Ok();
-  storage::DeliveryCheckpoint cp{watermark.deliver_at_ms, watermark.ordinal, now_ms};
-  if (Status s = storage::WriteDeliveryCheckpoint(log_->dir(), cp); !s.ok()) {
-    return s.WithContext("write checkpoint in " + log_->dir());
-  }
-  last_persisted_ = watermark;
+  if (watermark == last_persisted_) return std::nullopt;
+  checkpoint_in_flight_ = true;
+  return storage::DeliveryCheckpoint{watermark.deliver_at_ms, watermark.ordinal, now_ms};
+}
+
+Status PartitionStore::CheckpointWritten(const storage::DeliveryCheckpoint& cp,
+                                         const Status& write_status) {
+  checkpoint_in_flight_ = false;
+  if (!write_status.ok()) return write_status.WithContext("write checkpoint in " + log_->dir());
+  last_persisted_ = RecordPosition{cp.next_deliver_at_ms, cp.next_ordinal};
   // Retention only after the checkpoint that covers the hours is durable.
-  const int64_t watermark_hour = watermark.deliver_at_ms / kMsPerHour;
+  const int64_t watermark_hour = cp.next_deliver_at_ms / kMsPerHour;
   if (watermark_hour > deleted_before_hour_) {
     if (Status s = log_->DeleteHoursBefore(watermark_hour * kMsPerHour); !s.ok()) {
       return s.WithContext("delete delivered hours in " + log_->dir());

@@ -19,6 +19,7 @@
 #include "plugin/source_offset_marker.h"
 #include "plugin/source_offsets.h"
 #include "storage/delay_log_store.h"
+#include "storage/delivery_checkpoint.h"
 
 namespace delaybridge::plugin {
 
@@ -56,12 +57,12 @@ class PartitionStore {
   // Group commit: Sync() when anything was appended since the last one, then settles the
   // covered source offsets.
   Status Sync();
-  // The same in two steps, so the bridge can sync several stores at once: SyncLog touches
-  // only this store's DelayLog and may run on another thread while no other method of this
-  // store runs; Settle then runs on the owner thread.
+  // The same in steps, so the fdatasyncs run on another thread (DiskWorker) while ingest goes
+  // on: BeginSync (owner thread), PendingSync::Run (any thread), then FinishSync (owner
+  // thread) with Run()'s status, which settles the source offsets the sync covered.
   bool needs_sync() const { return log_->last_sequence() != log_->durable_sequence(); }
-  Status SyncLog();
-  void Settle();
+  Result<std::unique_ptr<storage::PendingSync>> BeginSync();
+  Status FinishSync(std::unique_ptr<storage::PendingSync> sync, const Status& run_status);
 
   // Source records below this offset were already stored (or dead-lettered) before a restart:
   // a re-consumed one is skipped instead of being stored twice. See SourceOffsetMarker.
@@ -75,6 +76,13 @@ class PartitionStore {
 
   // Persists the watermark when it moved and deletes hour files wholly before it.
   Status PersistCheckpoint(int64_t now_ms);
+  // The same in steps, so the file write can run on another thread (DiskWorker): the
+  // checkpoint to write, or nullopt when the watermark has not moved or a write is in flight;
+  // then, on the owner thread, what the write returned (ok: it becomes last_persisted() and
+  // hour files wholly before it are deleted). WriteDeliveryCheckpoint touches only the
+  // CHECKPOINT files, so the store can be used meanwhile.
+  std::optional<storage::DeliveryCheckpoint> TakeCheckpointDue(int64_t now_ms);
+  Status CheckpointWritten(const storage::DeliveryCheckpoint& cp, const Status& write_status);
   RecordPosition last_persisted() const { return last_persisted_; }
 
  private:
@@ -91,6 +99,7 @@ class PartitionStore {
   SourceOffsets offsets_;
   int64_t preloaded_until_second_;
   RecordPosition last_persisted_;
+  bool checkpoint_in_flight_ = false;
   int64_t deleted_before_hour_ = 0;  // hour files before this hour were deleted
 };
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 #include <vector>
 
 #include "plugin/preloader.h"
@@ -89,13 +90,41 @@ TEST_F(PartitionStoreTest, InHorizonRecordsGoToTheWheelAtOnceAndOffsetsFollowDur
   ASSERT_TRUE(store->Sync().ok());
   EXPECT_FALSE(store->needs_sync());
   EXPECT_EQ(store->offsets().TakeCommittable(), 13);
-  // The two halves of Sync, as the bridge runs them for several stores at once.
+  // The steps of Sync, as the bridge runs them with the fdatasyncs on another thread.
   Append(*store, 13, now + 3000, now);
   EXPECT_EQ(store->offsets().Committable(), 13);  // 13 is not durable
-  ASSERT_TRUE(store->SyncLog().ok());
-  EXPECT_EQ(store->offsets().Committable(), 13);  // settled only by Settle
-  store->Settle();
-  EXPECT_EQ(store->offsets().TakeCommittable(), 14);
+  auto sync = store->BeginSync();
+  ASSERT_TRUE(sync.ok()) << sync.status().ToString();
+  Append(*store, 14, now + 3000, now);  // ingest goes on meanwhile
+  Status run_status;
+  std::thread([&] { run_status = (*sync)->Run(); }).join();
+  EXPECT_EQ(store->offsets().Committable(), 13);  // settled only by FinishSync
+  ASSERT_TRUE(store->FinishSync(std::move(sync).value(), run_status).ok());
+  EXPECT_EQ(store->offsets().TakeCommittable(), 14);  // 14 came after the sync began
+  EXPECT_TRUE(store->needs_sync());
+  ASSERT_TRUE(store->Sync().ok());
+  EXPECT_EQ(store->offsets().TakeCommittable(), 15);
+}
+
+TEST_F(PartitionStoreTest, CheckpointInStepsWritesOneAtATimeAndKeepsAFailedOneDue) {
+  const int64_t now = kHourStartMs;
+  auto store = Open(now);
+  store->set_preloaded_until_second(now / 1000 + 5);
+  auto cp = store->TakeCheckpointDue(now + 1000);
+  ASSERT_TRUE(cp.has_value());
+  EXPECT_EQ(cp->next_deliver_at_ms, now + 1000);
+  EXPECT_FALSE(store->TakeCheckpointDue(now + 2000).has_value());  // one write in flight
+  // A failed write (e.g. a full disk) leaves the last persisted checkpoint as it was.
+  EXPECT_FALSE(store->CheckpointWritten(*cp, Status::IOError("no space left")).ok());
+  EXPECT_EQ(store->last_persisted(), (RecordPosition{now, 0}));
+  cp = store->TakeCheckpointDue(now + 2000);
+  ASSERT_TRUE(cp.has_value());
+  ASSERT_TRUE(store
+                  ->CheckpointWritten(
+                      *cp, storage::WriteDeliveryCheckpoint(dir_.path() + "/delayed-2", *cp))
+                  .ok());
+  EXPECT_EQ(store->last_persisted(), (RecordPosition{now + 2000, 0}));
+  EXPECT_FALSE(store->TakeCheckpointDue(now + 2000).has_value());  // nothing moved
 }
 
 TEST_F(PartitionStoreTest, PreloaderWalksSecondsInOrderUpToTheHorizon) {
