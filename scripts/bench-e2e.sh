@@ -2,7 +2,7 @@
 # DelayBridge end to end on a real Apache Kafka broker (scripts/kafka.sh), measured with
 # delaybridge-load (tools/load/). Writes every raw report to the work dir and prints a table.
 #
-#   scripts/bench-e2e.sh [throughput|scale|all]        (default: throughput)
+#   scripts/bench-e2e.sh [throughput|lateness|scale|all]        (default: throughput)
 #
 # throughput: the pass-through baseline (plain consume-and-produce, acks=all, idempotent) and
 #   DelayBridge in the same run on the same broker, measured two ways: "sustained" (records
@@ -10,6 +10,9 @@
 #   (all records due at the same instant, BENCH_DRAIN_DUE_S after producing starts: how fast
 #   the deliverer empties a backlog, producer excluded). Then lateness of both at 50% of the
 #   bridge's sustained rate, bridge RSS and DelayLog bytes.
+# lateness: the bridge and the baseline side by side at each rate of BENCH_RATES (delays
+#   uniform 1..10 s, mixed header styles, BENCH_LATENESS_S seconds per run): lateness
+#   percentiles of both, so the bridge's share of the lateness shows at every load.
 # scale: fills a fresh bridge with BENCH_SCALE_TOTAL records due 1 h..30 d ahead (small
 #   payloads), reports RSS at 1M, 5M and 10M pending (counted once the bridge's consumer group
 #   has committed them), then restarts the bridge (SIGTERM, start) and times how long until
@@ -24,6 +27,7 @@
 #   BENCH_RECORDS         records per max-rate run [500000]
 #   BENCH_PAYLOAD         value bytes of throughput records [100]
 #   BENCH_LATENESS_S      seconds of the 50%-rate lateness runs [20]
+#   BENCH_RATES           rates (rec/s) of the lateness mode [2000 10000 25000 50000 75000]
 #   BENCH_DRAIN_DUE_S     drain runs: seconds from producing start to the shared due time [25]
 #   BENCH_SCALE_TOTAL     pending records of the scale run [10000000]
 #   BENCH_SCALE_STEPS     pending counts at which RSS is sampled [1000000 5000000 10000000]
@@ -39,7 +43,7 @@ set -euo pipefail
 
 repo_root=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-throughput}
-case $mode in throughput | scale | all) ;; *)
+case $mode in throughput | lateness | scale | all) ;; *)
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
   exit 2
   ;;
@@ -207,6 +211,39 @@ run_throughput() {
     "$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.2f", b - a }')"
 }
 
+run_lateness() {
+  local rates
+  read -r -a rates <<<"${BENCH_RATES:-2000 10000 25000 50000 75000}"
+  load lateness_topics --create-topics "$partitions" --create-extra bench.delayed.dlq \
+    --delay-topic bench.delayed --target-topic bench.delivered --count 1 --no-consume --warmup 0
+  load lateness_pipe_topics --mode passthrough --create-topics "$partitions" \
+    --delay-topic pipe.in --target-topic pipe.out --count 1 --timeout 60s
+  write_config bridge bench.delayed bench.delivered delaybridge-bench
+  bridge_start bridge
+  local rate
+  for rate in "${rates[@]}"; do
+    log "lateness at $rate rec/s for $lateness_s s: bridge, then baseline"
+    load "bridge_at_$rate" --delay-topic bench.delayed --target-topic bench.delivered \
+      --rate "$rate" --duration "${lateness_s}s" --payload-bytes "$payload" \
+      --delay uniform:1s..10s --headers mixed --timeout 60s
+    load "baseline_at_$rate" --mode passthrough --delay-topic pipe.in --target-topic pipe.out \
+      --rate "$rate" --duration "${lateness_s}s" --payload-bytes "$payload" --timeout 60s
+  done
+  bridge_stop
+  python3 - "$work_dir" "${rates[@]}" <<'EOF'
+import json, sys
+w, rates = sys.argv[1], sys.argv[2:]
+print("\nlateness by broker LogAppendTime, ms (bridge: delays uniform 1..10 s; baseline: pass-through)")
+print("| rate rec/s | run | n | p50 | p90 | p99 | p99.9 | max | early | lost | dup |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for rate in rates:
+    for run in ("bridge", "baseline"):
+        d = json.load(open(f"{w}/{run}_at_{rate}.json"))
+        l = d["lateness_broker_ms"]
+        print(f"| {rate} | {run} | {l['count']} | {l['p50']:.1f} | {l['p90']:.1f} | {l['p99']:.1f} | {l['p999']:.1f} | {l['max']:.1f} | {l['early']} | {d['lost']} | {d['duplicates']} |")
+EOF
+}
+
 print_throughput_table() {
   local w=$work_dir
   python3 - "$w" "$records" "$payload" "$1" "$2" "$3" "$4" <<'EOF'
@@ -294,9 +331,11 @@ kafka up >&2
 machine
 case $mode in
   throughput) run_throughput ;;
+  lateness) run_lateness ;;
   scale) run_scale ;;
   all)
     run_throughput
+    run_lateness
     run_scale
     ;;
 esac
