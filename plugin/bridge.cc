@@ -2,7 +2,6 @@
 
 #include <signal.h>
 
-#include <algorithm>
 #include <boost/asio/post.hpp>
 
 #include "plugin/dead_letter.h"

@@ -17,7 +17,6 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 

@@ -35,6 +35,8 @@
 #                         ';' (e.g. "queued.max.messages.kbytes: 16384") []
 #   BENCH_BRIDGE_STORAGE  extra lines for the bridge's storage: section, the same way
 #                         (e.g. "sync_interval_ms: 1000;max_open_hours: 1024") []
+#   BENCH_STORAGE_DIR     put the bridge's DelayLog here instead of the work dir (e.g. a tmpfs, to
+#                         see what the DelayLog's fdatasyncs cost the broker on a shared disk) []
 #   BENCH_PERF=1          record `perf record -g` of the bridge during the sustained and the
 #                         50%-rate runs into the work dir (bridge_max.perf, bridge_half.perf)
 #   BENCH_SCALE_DELAY     delay distribution of the scale fill [uniform:1h..30d]
@@ -101,10 +103,17 @@ load() {
   ((rc == 0)) || log "WARNING: $name reports lost, duplicated or early records (see $name.json)"
 }
 
+# data_dir NAME: where the bridge NAME keeps its DelayLog.
+data_dir() {
+  if [[ -n ${BENCH_STORAGE_DIR:-} ]]; then echo "$BENCH_STORAGE_DIR/$1"; else echo "$work_dir/$1/data"; fi
+}
+
 # write_config NAME DELAY_TOPIC TARGET_TOPIC GROUP: a bridge config in $work_dir/NAME.
 write_config() {
   local dir=$work_dir/$1
-  rm -rf "$dir" && mkdir -p "$dir/data"
+  local data
+  data=$(data_dir "$1")
+  rm -rf "$dir" "$data" && mkdir -p "$dir" "$data"
   cat >"$dir/config.yaml" <<EOF
 kafka:
   bootstrap.servers: $bootstrap
@@ -115,7 +124,7 @@ allowed_targets: [$3]
 dead_letter_topic: $2.dlq
 group_id: $4
 storage:
-  dir: $dir/data
+  dir: $data
 $(tr ';' '\n' <<<"${BENCH_BRIDGE_STORAGE:-}" | sed '/^ *$/d; s/^ */  /')
 wheel:
   tick_ms: 1
@@ -205,7 +214,7 @@ run_throughput() {
   local rss_kb hwm_kb delaylog
   rss_kb=$(proc_kb VmRSS)
   hwm_kb=$(proc_kb VmHWM)
-  delaylog=$(du_mb "$work_dir/bridge/data")
+  delaylog=$(du_mb "$(data_dir bridge)")
   bridge_stop
   print_throughput_table "$rss_kb" "$hwm_kb" "$delaylog" \
     "$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.2f", b - a }')"
@@ -280,7 +289,7 @@ run_scale() {
   sleep 2
   local rows="| pending | fill s (produce + bridge commit) | bridge RSS MB | VmHWM MB | DelayLog MB |"
   rows+=$'\n|---|---|---|---|---|'
-  rows+=$'\n'"| 0 | - | $(mb "$(proc_kb VmRSS)") | $(mb "$(proc_kb VmHWM)") | $(du_mb "$work_dir/scale/data") |"
+  rows+=$'\n'"| 0 | - | $(mb "$(proc_kb VmRSS)") | $(mb "$(proc_kb VmHWM)") | $(du_mb "$(data_dir scale)") |"
   local filled=0 step start_ms
   for step in "${scale_steps[@]}"; do
     ((step <= scale_total)) || break
@@ -292,7 +301,7 @@ run_scale() {
       --timeout "${scale_timeout_s}s"
     [[ $(json "$work_dir/scale_fill_$step.json" 'd["group_caught_up"]') == True ]] ||
       die "bridge did not commit $step records within $scale_timeout_s s"
-    rows+=$'\n'"| $step | $(awk -v s="$start_ms" -v e="$(now_ms)" 'BEGIN { printf "%.1f", (e - s) / 1000 }') | $(mb "$(proc_kb VmRSS)") | $(mb "$(proc_kb VmHWM)") | $(du_mb "$work_dir/scale/data") |"
+    rows+=$'\n'"| $step | $(awk -v s="$start_ms" -v e="$(now_ms)" 'BEGIN { printf "%.1f", (e - s) / 1000 }') | $(mb "$(proc_kb VmRSS)") | $(mb "$(proc_kb VmHWM)") | $(du_mb "$(data_dir scale)") |"
     filled=$step
     log "scale: ${rows##*$'\n'}"
   done
@@ -308,7 +317,7 @@ run_scale() {
     --count 100 --warmup 0 --delay fixed:500ms --timeout 120s
   local first_ms
   first_ms=$(json "$work_dir/scale_restart_probe.json" 'd["first_delivery_ms"]')
-  rows+=$'\n'"| $filled after restart | - | $(mb "$(proc_kb VmRSS)") | $(mb "$(proc_kb VmHWM)") | $(du_mb "$work_dir/scale/data") |"
+  rows+=$'\n'"| $filled after restart | - | $(mb "$(proc_kb VmRSS)") | $(mb "$(proc_kb VmHWM)") | $(du_mb "$(data_dir scale)") |"
   bridge_stop
   echo
   echo "$rows"
