@@ -8,25 +8,17 @@
 #include "storage/coding.h"
 #include "storage/crc32c.h"
 #include "storage/format.h"
+#include "tests/storage/open_store.h"
 #include "tests/storage/temp_dir.h"
 
 namespace delaybridge::storage {
 namespace {
 
+using testing::OpenStore;
 using testing::TempDir;
 
 constexpr int64_t kHourMs = 3'600'000;
 constexpr int64_t kBaseMs = 1'795'363'200'000;  // 2026-11-22T16:00:00Z
-
-std::unique_ptr<DelayLogStore> OpenStore(const std::string& dir, size_t max_open_hours = 64,
-                                         RecoveryReport* report = nullptr) {
-  StoreOptions options;
-  options.dir = dir;
-  options.max_open_hours = max_open_hours;
-  Result<std::unique_ptr<DelayLogStore>> store = DelayLogStore::Open(options, report);
-  EXPECT_TRUE(store.ok()) << store.status().ToString();
-  return store.ok() ? std::move(store).value() : nullptr;
-}
 
 std::vector<StoredRecord> Read(DelayLogStore* store, int64_t second) {
   std::vector<StoredRecord> out;

@@ -15,26 +15,18 @@
 #include "storage/delay_log_store.h"
 #include "storage/format.h"
 #include "storage/heads_file.h"
+#include "tests/storage/open_store.h"
 #include "tests/storage/temp_dir.h"
 
 namespace delaybridge::storage {
 namespace {
 
 using testing::FastTempBase;
+using testing::OpenStore;
 using testing::TempDir;
 
 constexpr int64_t kBaseMs = 1'795'363'200'000;  // 2026-11-22T16:00:00Z
 constexpr int64_t kBaseHour = kBaseMs / kMsPerHour;
-
-std::unique_ptr<DelayLogStore> OpenStore(const std::string& dir, size_t max_open_hours,
-                                         RecoveryReport* report = nullptr) {
-  StoreOptions options;
-  options.dir = dir;
-  options.max_open_hours = max_open_hours;
-  Result<std::unique_ptr<DelayLogStore>> store = DelayLogStore::Open(options, report);
-  EXPECT_TRUE(store.ok()) << store.status().ToString();
-  return store.ok() ? std::move(store).value() : nullptr;
-}
 
 struct ModelRecord {
   uint64_t sequence;

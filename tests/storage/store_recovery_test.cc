@@ -11,6 +11,7 @@
 #include "storage/delay_log_store.h"
 #include "storage/format.h"
 #include "tests/storage/file_bytes.h"
+#include "tests/storage/open_store.h"
 #include "tests/storage/temp_dir.h"
 
 namespace delaybridge::storage {
@@ -18,6 +19,7 @@ namespace {
 
 using testing::CutFile;
 using testing::FlipBit;
+using testing::OpenStore;
 using testing::ReadFileBytes;
 using testing::TempDir;
 
@@ -27,14 +29,6 @@ constexpr int kRecords = 12;  // the last one is the victim
 
 std::string Payload(int i) { return "record-" + std::to_string(100 + i); }  // 10 bytes
 int64_t DeliverAt(int i) { return kBaseMs + (i % 3) * 1000 + i; }           // 3 seconds
-
-std::unique_ptr<DelayLogStore> OpenStore(const std::string& dir, RecoveryReport* report) {
-  StoreOptions options;
-  options.dir = dir;
-  Result<std::unique_ptr<DelayLogStore>> store = DelayLogStore::Open(options, report);
-  EXPECT_TRUE(store.ok()) << store.status().ToString();
-  return store.ok() ? std::move(store).value() : nullptr;
-}
 
 void CopyDir(const std::string& from, const std::string& to) {
   for (const auto& e : std::filesystem::directory_iterator(from)) {
@@ -56,11 +50,11 @@ struct CrashImage {
 
 void MakeCrashImage(bool heads_cover_earlier, CrashImage* image) {
   TempDir live;
-  std::unique_ptr<DelayLogStore> store = OpenStore(live.path(), nullptr);
+  std::unique_ptr<DelayLogStore> store = OpenStore(live.path());
   for (int i = 0; i < kRecords - 1; ++i) ASSERT_TRUE(store->Append(DeliverAt(i), Payload(i)).ok());
   if (heads_cover_earlier) {
     ASSERT_TRUE(store->Close().ok());
-    store = OpenStore(live.path(), nullptr);
+    store = OpenStore(live.path());
   }
   ASSERT_TRUE(store->Sync().ok());
   std::string data_path = live.path() + "/2026-11-22T16.log";
@@ -82,7 +76,8 @@ void MakeCrashImage(bool heads_cover_earlier, CrashImage* image) {
 // there and that damage was reported. Returns the report.
 RecoveryReport ReopenAndCheck(const std::string& damaged_dir, bool expect_last_present) {
   RecoveryReport report;
-  std::unique_ptr<DelayLogStore> store = OpenStore(damaged_dir, &report);
+  std::unique_ptr<DelayLogStore> store =
+      OpenStore(damaged_dir, StoreOptions{}.max_open_hours, &report);
   if (store == nullptr) return report;
   EXPECT_FALSE(report.problems.empty());
   size_t seen = 0;
@@ -183,7 +178,8 @@ TEST(StoreRecoveryTest, CleanReopenReportsNothing) {
   CrashImage image;
   MakeCrashImage(true, &image);
   RecoveryReport report;
-  std::unique_ptr<DelayLogStore> store = OpenStore(image.dir.path(), &report);
+  std::unique_ptr<DelayLogStore> store =
+      OpenStore(image.dir.path(), StoreOptions{}.max_open_hours, &report);
   EXPECT_TRUE(report.problems.empty());
   EXPECT_EQ(report.records, static_cast<uint64_t>(kRecords));
   EXPECT_EQ(report.hours, 1u);
@@ -204,7 +200,8 @@ TEST(StoreRecoveryTest, CorruptMiddleRecordIsReportedAndSkipped) {
     FlipBit(data_path, victim_offset + kRecordHeaderSize + 2, 0);
 
     RecoveryReport report;
-    std::unique_ptr<DelayLogStore> store = OpenStore(image.dir.path(), &report);
+    std::unique_ptr<DelayLogStore> store =
+        OpenStore(image.dir.path(), StoreOptions{}.max_open_hours, &report);
     ASSERT_NE(store, nullptr);
     EXPECT_EQ(report.records, static_cast<uint64_t>(kRecords));
     if (!covered) {
@@ -239,7 +236,8 @@ TEST(StoreRecoveryTest, LeftoversOfHalfCreatedHoursAreRemoved) {
   // Data file shorter than its header: torn creation, no records.
   testing::WriteNewFile(dir.path() + "/2026-11-22T18.log", "DBL");
   RecoveryReport report;
-  std::unique_ptr<DelayLogStore> store = OpenStore(dir.path(), &report);
+  std::unique_ptr<DelayLogStore> store =
+      OpenStore(dir.path(), StoreOptions{}.max_open_hours, &report);
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(store->Hours().empty());
   EXPECT_EQ(report.problems.size(), 2u);
@@ -266,7 +264,7 @@ TEST(StoreRecoveryTest, RepairedStoreVerifiesClean) {
   CrashImage image;
   MakeCrashImage(false, &image);
   CutFile(image.dir.path() + "/2026-11-22T16.log", image.data_size - 3);
-  { ASSERT_NE(OpenStore(image.dir.path(), nullptr), nullptr); }
+  { ASSERT_NE(OpenStore(image.dir.path()), nullptr); }
   Result<std::unique_ptr<DelayLogReader>> reader = DelayLogReader::Open(image.dir.path());
   ASSERT_TRUE(reader.ok());
   Result<VerifyReport> report = (*reader)->Verify();
