@@ -37,6 +37,8 @@
 #                         (e.g. "sync_interval_ms: 1000;max_open_hours: 1024") []
 #   BENCH_STORAGE_DIR     put the bridge's DelayLog here instead of the work dir (e.g. a tmpfs, to
 #                         see what the DelayLog's fdatasyncs cost the broker on a shared disk) []
+#   BENCH_BRIDGE_NICE     run the bridge with this nice value (e.g. -5: ahead of the broker and
+#                         the load tool for the CPU, to see what CPU contention costs) []
 #   BENCH_PERF=1          record `perf record -g` of the bridge during the sustained and the
 #                         50%-rate runs into the work dir (bridge_max.perf, bridge_half.perf)
 #   BENCH_SCALE_DELAY     delay distribution of the scale fill [uniform:1h..30d]
@@ -136,7 +138,7 @@ EOF
 
 bridge_start() {
   local dir=$work_dir/$1
-  "$bridge_bin" --config "$dir/config.yaml" >>"$dir/bridge.log" 2>&1 &
+  nice -n "${BENCH_BRIDGE_NICE:-0}" "$bridge_bin" --config "$dir/config.yaml" >>"$dir/bridge.log" 2>&1 &
   bridge_pid=$!
   sleep 0.2
   kill -0 "$bridge_pid" 2>/dev/null || die "delaybridge exited at start; see $dir/bridge.log"

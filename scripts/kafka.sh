@@ -178,9 +178,13 @@ java_cmd=(java -Xms256m -Xmx1g -XX:+UseG1GC -Djava.awt.headless=true
 
 format_storage() {
   rm -rf "$data_dir"
-  # A random cluster id: 16 bytes, URL-safe base64 without padding (Kafka's Uuid format).
-  local cluster_id
-  cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+  # A random cluster id: 16 bytes, URL-safe base64 without padding (Kafka's Uuid format). Like
+  # Kafka's Uuid.randomUuid, never one starting with '-': the tool's argument parser would take
+  # it for an option ("--cluster-id: expected one argument"; seen once in CI, 1 run in 64).
+  local cluster_id=-
+  while [[ $cluster_id == -* ]]; do
+    cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+  done
   "${java_cmd[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$state_dir/server.properties" \
     >"$state_dir/format.log" 2>&1 || {
     cat "$state_dir/format.log" >&2
