@@ -68,13 +68,20 @@ int Bridge::Run() {
 Status Bridge::Start() {
   std::map<std::string, std::string> kafka = config_.kafka;
   kafka["bootstrap.servers"] = bootstrap_servers_;
+  if (!config_.kafka_stats_file.empty()) {
+    auto stats = KafkaStatsFile::Open(config_.kafka_stats_file, logger_, clock_);
+    if (!stats.ok()) return stats.status();
+    kafka_stats_ = std::move(stats).value();
+  }
   Deliverer::Callbacks callbacks;
   callbacks.on_acks = [this] { boost::asio::post(io_, [this] { ApplyAcks(); }); };
   callbacks.on_fatal = [this](const Status& s) { boost::asio::post(io_, [this, s] { Fail(s); }); };
-  auto deliverer = Deliverer::Start({kafka, config_.tick_ms}, logger_, clock_, callbacks);
+  auto deliverer =
+      Deliverer::Start({kafka, config_.tick_ms, kafka_stats_.get()}, logger_, clock_, callbacks);
   if (!deliverer.ok()) return deliverer.status();
   deliverer_ = std::move(deliverer).value();
-  auto consumer = SourceConsumer::Create(kafka, config_.group_id, logger_, *this);
+  auto consumer =
+      SourceConsumer::Create(kafka, config_.group_id, logger_, *this, kafka_stats_.get());
   if (!consumer.ok()) return consumer.status();
   consumer_ = std::move(consumer).value();
 

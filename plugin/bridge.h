@@ -25,6 +25,7 @@
 #include "plugin/deliverer.h"
 #include "plugin/disk_worker.h"
 #include "plugin/ingest.h"
+#include "plugin/kafka_stats_file.h"
 #include "plugin/kafka_wakeup.h"
 #include "plugin/log.h"
 #include "plugin/partition_store.h"
@@ -96,7 +97,8 @@ class Bridge final : public RebalanceListener {
   boost::asio::steady_timer stats_timer_;
   boost::asio::steady_timer safety_poll_timer_;
   WarningThrottle warnings_;
-  DiskWorker disk_;  // posts to io_, so declared after it
+  DiskWorker disk_;                              // posts to io_, so declared after it
+  std::unique_ptr<KafkaStatsFile> kafka_stats_;  // null unless configured; outlives the clients
 
   std::unique_ptr<Deliverer> deliverer_;  // posts to io_, so declared after it
   std::unique_ptr<SourceConsumer> consumer_;

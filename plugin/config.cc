@@ -260,6 +260,14 @@ Status ParseTopLevel(const YAML::Node& root, BridgeConfig* config) {
          if (v.ok()) c.stats_interval_s = *v;
          return v.status();
        }},
+      {"kafka_stats_file",
+       [&c](auto& n, auto& p) {
+         auto text = ScalarAt(n, p);
+         if (!text.ok()) return text.status();
+         if (text->empty()) return KeyError(p, "must be a file path");
+         c.kafka_stats_file = *text;
+         return Status::Ok();
+       }},
   };
   if (Status s = ParseMap(root, "", handlers); !s.ok()) return s;
   for (const char* required : {"kafka", "routes", "dead_letter_topic", "storage"}) {
@@ -279,6 +287,22 @@ Status CheckTopicGraph(const BridgeConfig& c) {
                       "delay topic \"" + from +
                           "\" is also a target or the dead_letter_topic; that would loop");
     }
+  }
+  return Status::Ok();
+}
+
+// librdkafka's statistics are written to kafka_stats_file; either one alone is a mistake that
+// would silently drop them or never produce any.
+Status CheckKafkaStats(const BridgeConfig& c) {
+  const auto interval = c.kafka.find("statistics.interval.ms");
+  const bool enabled = interval != c.kafka.end() && interval->second != "0";
+  if (enabled && c.kafka_stats_file.empty()) {
+    return KeyError("kafka.statistics.interval.ms",
+                    "needs kafka_stats_file: the bridge writes librdkafka's statistics there");
+  }
+  if (!enabled && !c.kafka_stats_file.empty()) {
+    return KeyError("kafka_stats_file",
+                    "needs kafka.statistics.interval.ms (the period of the statistics, e.g. 1000)");
   }
   return Status::Ok();
 }
@@ -327,6 +351,7 @@ Result<BridgeConfig> ParseConfig(const std::string& yaml_text) {
                                    ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
   }
   if (Status s = CheckTopicGraph(config); !s.ok()) return s;
+  if (Status s = CheckKafkaStats(config); !s.ok()) return s;
   return config;
 }
 
@@ -359,8 +384,9 @@ std::string DescribeConfig(const BridgeConfig& c) {
       << " storage.checkpoint_interval_ms=" << c.checkpoint_interval_ms
       << " wheel.tick_ms=" << c.tick_ms << " wheel.preload_seconds=" << c.preload_seconds
       << " wheel.max_preloaded_records=" << c.max_preloaded_records
-      << " max_delay_ms=" << c.max_delay_ms << " max_record_bytes=" << c.max_record_bytes
-      << " kafka{";
+      << " max_delay_ms=" << c.max_delay_ms << " max_record_bytes=" << c.max_record_bytes;
+  if (!c.kafka_stats_file.empty()) out << " kafka_stats_file=" << c.kafka_stats_file;
+  out << " kafka{";
   sep = "";
   // "key: value" (not key=value) so that the embedded banner stays the only line of output
   // containing "bootstrap.servers=".

@@ -46,6 +46,9 @@ struct BridgeConfig {
   int embedded_partitions = 4;  // partitions of each topic the embedded broker creates
   LogLevel log_level = LogLevel::kInfo;
   int64_t stats_interval_s = 30;
+  // Where librdkafka's statistics go (kafka."statistics.interval.ms" sets their period); the
+  // config requires both or neither.
+  std::string kafka_stats_file;
 
   // Every topic the bridge writes to: route targets, allowed targets, dead-letter topic.
   std::set<std::string> OutputTopics() const;

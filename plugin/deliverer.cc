@@ -38,7 +38,7 @@ Result<std::unique_ptr<Deliverer>> Deliverer::Start(const Options& options, Logg
   Deliverer* self = d.get();
   auto producer = RecordProducer::Create(
       options.kafka, logger,
-      [self](uint64_t token, RdKafka::ErrorCode err) { self->OnAck(token, err); });
+      [self](uint64_t token, RdKafka::ErrorCode err) { self->OnAck(token, err); }, options.stats);
   if (!producer.ok()) return producer.status();
   d->producer_ = std::move(producer).value();
   auto wakeup = d->producer_->MakeWakeup(d->io_);

@@ -33,6 +33,7 @@
 #include "core/clock.h"
 #include "core/lateness_histogram.h"
 #include "core/timing_wheel.h"
+#include "plugin/kafka_stats_file.h"
 #include "plugin/kafka_wakeup.h"
 #include "plugin/log.h"
 #include "plugin/pending_deliveries.h"
@@ -75,6 +76,7 @@ class Deliverer {
   struct Options {
     std::map<std::string, std::string> kafka;  // producer properties, bootstrap resolved
     int64_t tick_ms = 1;
+    KafkaStatsFile* stats = nullptr;  // receives the producer's statistics; outlives the Deliverer
   };
   struct Callbacks {
     std::function<void()> on_acks;                // an AckBatch became non-empty

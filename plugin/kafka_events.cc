@@ -27,6 +27,7 @@ void KafkaEventLogger::event_cb(RdKafka::Event& event) {
                     " ms by broker " + event.broker_name());
       break;
     case RdKafka::Event::EVENT_STATS:
+      if (stats_ != nullptr) stats_->Append(event.str());
       break;
   }
 }

@@ -1,9 +1,11 @@
 // KafkaEventLogger: routes librdkafka's log lines and error events into the bridge's Logger,
-// and remembers whether librdkafka reported a fatal error (the idempotent producer can hit
-// one; the bridge then stops, and a restart resumes from its checkpoints).
+// its statistics (statistics.interval.ms) into a KafkaStatsFile when one is given, and remembers
+// whether librdkafka reported a fatal error (the idempotent producer can hit one; the bridge then
+// stops, and a restart resumes from its checkpoints).
 //
 // Thread-safety: event_cb runs on librdkafka's threads (log events) and on the polling thread
-// (errors); the Logger is thread-safe and the fatal flag is atomic.
+// (errors, statistics); the Logger and the KafkaStatsFile are thread-safe and the fatal flag is
+// atomic.
 #pragma once
 
 #include <librdkafka/rdkafkacpp.h>
@@ -11,14 +13,17 @@
 #include <atomic>
 #include <string>
 
+#include "plugin/kafka_stats_file.h"
 #include "plugin/log.h"
 
 namespace delaybridge::plugin {
 
 class KafkaEventLogger : public RdKafka::EventCb {
  public:
-  KafkaEventLogger(Logger& logger, std::string client_name)
-      : logger_(logger), client_name_(std::move(client_name)) {}
+  // stats may be null: statistics are then dropped (the config rejects enabling them without a
+  // file).
+  KafkaEventLogger(Logger& logger, std::string client_name, KafkaStatsFile* stats)
+      : logger_(logger), client_name_(std::move(client_name)), stats_(stats) {}
 
   void event_cb(RdKafka::Event& event) override;
   bool fatal() const { return fatal_.load(); }
@@ -26,6 +31,7 @@ class KafkaEventLogger : public RdKafka::EventCb {
  private:
   Logger& logger_;
   std::string client_name_;
+  KafkaStatsFile* const stats_;
   std::atomic<bool> fatal_{false};
 };
 

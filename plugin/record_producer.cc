@@ -4,21 +4,34 @@
 
 namespace delaybridge::plugin {
 
-RecordProducer::RecordProducer(Logger& logger, AckHandler on_ack)
-    : events_(logger, "producer"), reports_(std::move(on_ack)) {}
+RecordProducer::RecordProducer(Logger& logger, AckHandler on_ack, KafkaStatsFile* stats)
+    : events_(logger, "producer", stats), reports_(std::move(on_ack)) {}
 
 RecordProducer::~RecordProducer() = default;
 
 Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
-    const std::map<std::string, std::string>& kafka, Logger& logger, AckHandler on_ack) {
-  std::unique_ptr<RecordProducer> p(new RecordProducer(logger, std::move(on_ack)));
+    const std::map<std::string, std::string>& kafka, Logger& logger, AckHandler on_ack,
+    KafkaStatsFile* stats) {
+  std::unique_ptr<RecordProducer> p(new RecordProducer(logger, std::move(on_ack), stats));
   std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::string errstr;
-  // Due records go out one by one as they fall due, so librdkafka's default 5 ms linger is
-  // pure lateness; 1 ms still batches a burst of records due together (measured with
-  // delaybridge-load at 2k rec/s: p50 8 -> 2 ms, p99 229 -> 87 ms). The kafka map may override.
-  if (conf->set("linger.ms", "1", errstr) != RdKafka::Conf::CONF_OK) {
-    return Status::InvalidArgument("producer: " + errstr);
+  // The kafka map may override both defaults.
+  // - linger.ms 1: due records go out one by one as they fall due, so librdkafka's default 5 ms
+  //   linger is pure lateness; 1 ms still batches a burst of records due together (measured
+  //   with delaybridge-load at 2k rec/s: p50 8 -> 2 ms, p99 229 -> 87 ms).
+  // - max.in.flight 1: librdkafka's idempotent producer (2.0.2 to at least 2.12.1) busy-loops
+  //   its broker thread while a partition with records past their linger waits for its
+  //   in-flight request and no other request is queued. A slow broker then costs the bridge a
+  //   whole core, and a broker on the same machine is starved further (a 50 ms GC pause became
+  //   5 s of silence). With one request per connection a second partition's request is always
+  //   queued behind it, so the thread sleeps on the socket; batches grow while it waits.
+  //   Measured in docs/BENCHMARKS.md (p99 lateness at 75k rec/s: 1008 -> 47 ms).
+  const std::pair<const char*, const char*> kDefaults[] = {{"linger.ms", "1"},
+                                                           {"max.in.flight", "1"}};
+  for (const auto& [key, value] : kDefaults) {
+    if (conf->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {
+      return Status::InvalidArgument(std::string("producer: ") + key + ": " + errstr);
+    }
   }
   for (const auto& [key, value] : kafka) {
     if (conf->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {

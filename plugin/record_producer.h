@@ -29,9 +29,11 @@ class RecordProducer {
   // err is ERR_NO_ERROR when the broker acknowledged the record.
   using AckHandler = std::function<void(uint64_t token, RdKafka::ErrorCode err)>;
 
-  // kafka: the user's librdkafka properties (bootstrap.servers resolved).
+  // kafka: the user's librdkafka properties (bootstrap.servers resolved). stats, if not null,
+  // receives librdkafka's statistics.
   static Result<std::unique_ptr<RecordProducer>> Create(
-      const std::map<std::string, std::string>& kafka, Logger& logger, AckHandler on_ack);
+      const std::map<std::string, std::string>& kafka, Logger& logger, AckHandler on_ack,
+      KafkaStatsFile* stats = nullptr);
   ~RecordProducer();
 
   // Enqueues the record with timestamp_ms as its Kafka timestamp. Returns ERR_NO_ERROR or
@@ -58,7 +60,7 @@ class RecordProducer {
     AckHandler on_ack_;
   };
 
-  RecordProducer(Logger& logger, AckHandler on_ack);
+  RecordProducer(Logger& logger, AckHandler on_ack, KafkaStatsFile* stats);
 
   KafkaEventLogger events_;
   DeliveryReports reports_;

@@ -86,9 +86,9 @@ void SourceConsumer::CommitResults::offset_commit_cb(
                " partition(s) failed: " + RdKafka::err2str(err));
 }
 
-SourceConsumer::SourceConsumer(Logger& logger, RebalanceListener& listener)
+SourceConsumer::SourceConsumer(Logger& logger, RebalanceListener& listener, KafkaStatsFile* stats)
     : logger_(logger),
-      events_(logger, "consumer"),
+      events_(logger, "consumer", stats),
       rebalance_(logger, listener),
       commit_results_(logger) {}
 
@@ -96,8 +96,8 @@ SourceConsumer::~SourceConsumer() { Close(); }
 
 Result<std::unique_ptr<SourceConsumer>> SourceConsumer::Create(
     const std::map<std::string, std::string>& kafka, const std::string& group_id, Logger& logger,
-    RebalanceListener& listener) {
-  std::unique_ptr<SourceConsumer> c(new SourceConsumer(logger, listener));
+    RebalanceListener& listener, KafkaStatsFile* stats) {
+  std::unique_ptr<SourceConsumer> c(new SourceConsumer(logger, listener, stats));
   std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::string errstr;
   // A new group starts at the beginning of the delay topics: records produced before the

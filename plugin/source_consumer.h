@@ -44,7 +44,7 @@ class SourceConsumer {
  public:
   static Result<std::unique_ptr<SourceConsumer>> Create(
       const std::map<std::string, std::string>& kafka, const std::string& group_id, Logger& logger,
-      RebalanceListener& listener);
+      RebalanceListener& listener, KafkaStatsFile* stats = nullptr);
   ~SourceConsumer();
 
   Status Subscribe(const std::vector<std::string>& topics);
@@ -95,7 +95,7 @@ class SourceConsumer {
     Logger& logger_;
   };
 
-  SourceConsumer(Logger& logger, RebalanceListener& listener);
+  SourceConsumer(Logger& logger, RebalanceListener& listener, KafkaStatsFile* stats);
 
   Logger& logger_;
   KafkaEventLogger events_;

@@ -39,6 +39,9 @@
 #                         see what the DelayLog's fdatasyncs cost the broker on a shared disk) []
 #   BENCH_BRIDGE_NICE     run the bridge with this nice value (e.g. -5: ahead of the broker and
 #                         the load tool for the CPU, to see what CPU contention costs) []
+#   BENCH_KAFKA_STATS_MS  have the bridge write librdkafka's statistics every this many ms to
+#                         NAME/kafka-stats.jsonl in the work dir (summarise with
+#                         scripts/kafka-stats.py) []
 #   BENCH_PERF=1          record `perf record -g` of the bridge during the sustained and the
 #                         50%-rate runs into the work dir (bridge_max.perf, bridge_half.perf)
 #   BENCH_SCALE_DELAY     delay distribution of the scale fill [uniform:1h..30d]
@@ -134,6 +137,10 @@ wheel:
 max_delay: 3650d
 stats_interval_s: 10
 EOF
+  if [[ -n ${BENCH_KAFKA_STATS_MS:-} ]]; then
+    sed -i "s|^kafka:$|kafka:\\n  statistics.interval.ms: $BENCH_KAFKA_STATS_MS|" "$dir/config.yaml"
+    echo "kafka_stats_file: $dir/kafka-stats.jsonl" >>"$dir/config.yaml"
+  fi
 }
 
 bridge_start() {

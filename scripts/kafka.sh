@@ -170,8 +170,10 @@ EOF
 }
 
 # The JVM command line shared by the storage tool and the broker; the heap is capped because the
-# machine's memory is shared with sanitizer-built tests.
+# machine's memory is shared with sanitizer-built tests. GC pauses and safepoints go to
+# $state_dir/gc.log: a broker pause shows up as client lateness, and this says when.
 java_cmd=(java -Xms256m -Xmx1g -XX:+UseG1GC -Djava.awt.headless=true
+  "-Xlog:gc,safepoint:file=$state_dir/gc.log:time,uptime:filecount=2,filesize=8m"
   "-Dlog4j.configuration=file:$state_dir/log4j.properties"
   "-Dlog4j2.configurationFile=$state_dir/log4j2.properties"
   -cp "$libs_dir/*")

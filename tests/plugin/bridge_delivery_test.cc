@@ -4,6 +4,9 @@
 // intact.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <string>
+
 #include "tests/plugin/bridge_test_env.h"
 #include "tests/plugin/delay_workload.h"
 
@@ -40,6 +43,42 @@ TEST_F(BridgeDeliveryTest, TenThousandRecordsExactlyOnceOnTimeIntact) {
   EXPECT_TRUE(bridge_->running());
   ASSERT_NO_FATAL_FAILURE(StopBridge());
   EXPECT_GE(bridge_->CountInLog("lateness at produce: count="), 1u);
+  EXPECT_EQ(bridge_->CountInLog("ERROR"), 0u) << LogTail();
+}
+
+// kafka_stats_file: librdkafka's statistics of the consumer and the producer, one JSON object a
+// line, while records flow.
+TEST_F(BridgeDeliveryTest, KafkaStatisticsOfBothClientsGoToTheStatsFile) {
+  BridgeTestOptions options;
+  options.delay_partitions = 2;
+  options.kafka_stats = true;
+  ASSERT_NO_FATAL_FAILURE(Prepare(options));
+  ASSERT_NO_FATAL_FAILURE(StartBridge());
+
+  DelayWorkload workload(7, delay_topic_, target_topic_, alt_topic_, options_.target_partitions);
+  constexpr int kRecords = 200;
+  for (int i = 0; i < kRecords; ++i) {
+    ASSERT_TRUE(producer_->Produce(workload.Next(NowMs(), 500)).ok());
+  }
+  ASSERT_TRUE(producer_->Flush(std::chrono::seconds(30)).ok());
+  bool all = false;
+  CollectDeliveries(workload, kRecords, std::chrono::seconds(60), std::chrono::milliseconds(300),
+                    &all);
+  EXPECT_TRUE(all) << LogTail();
+  ASSERT_NO_FATAL_FAILURE(StopBridge());
+
+  std::ifstream in(kafka_stats_path());
+  ASSERT_TRUE(in.good()) << kafka_stats_path();
+  size_t producer_lines = 0, consumer_lines = 0;
+  for (std::string line; std::getline(in, line);) {
+    ASSERT_FALSE(line.empty());
+    EXPECT_EQ(line.front(), '{') << line.substr(0, 200);
+    EXPECT_EQ(line.back(), '}') << line.substr(line.size() > 200 ? line.size() - 200 : 0);
+    if (line.find("\"type\": \"producer\"") != std::string::npos) ++producer_lines;
+    if (line.find("\"type\": \"consumer\"") != std::string::npos) ++consumer_lines;
+  }
+  EXPECT_GE(producer_lines, 1u);
+  EXPECT_GE(consumer_lines, 1u);
   EXPECT_EQ(bridge_->CountInLog("ERROR"), 0u) << LogTail();
 }
 

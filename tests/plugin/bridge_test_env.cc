@@ -34,7 +34,7 @@ void BridgeTestEnv::Prepare(const BridgeTestOptions& options) {
          << "  bootstrap.servers: \"" << cluster_->bootstrap() << "\"\n"
          << "  session.timeout.ms: 6000\n"
          << "  heartbeat.interval.ms: 500\n"
-         << "routes:\n"
+         << (options.kafka_stats ? "  statistics.interval.ms: 100\n" : "") << "routes:\n"
          << "  \"" << delay_topic_ << "\": \"" << target_topic_ << "\"\n"
          << "allowed_targets: [\"" << target_topic_ << "\", \"" << alt_topic_ << "\"]\n"
          << "dead_letter_topic: \"" << dlq_topic_ << "\"\n"
@@ -49,6 +49,7 @@ void BridgeTestEnv::Prepare(const BridgeTestOptions& options) {
          << "max_delay: " << options.max_delay << "\n"
          << "max_record_bytes: " << options.max_record_bytes << "\n"
          << "stats_interval_s: 5\n";
+  if (options.kafka_stats) config << "kafka_stats_file: \"" << kafka_stats_path() << "\"\n";
   config.close();
   ASSERT_TRUE(config.good());
   bridge_ = std::make_unique<BridgeProcess>(DELAYBRIDGE_BINARY, config_path_, log_path_);

@@ -26,6 +26,7 @@ struct BridgeTestOptions {
   std::string max_delay = "1h";
   uint32_t max_record_bytes = 1024 * 1024;
   size_t max_preloaded_records = 1'000'000;
+  bool kafka_stats = false;  // librdkafka statistics every 100 ms to kafka_stats_path()
 };
 
 class BridgeTestEnv : public ::testing::Test {
@@ -41,6 +42,7 @@ class BridgeTestEnv : public ::testing::Test {
   std::string LogTail() const;
 
   int64_t NowMs() const;
+  std::string kafka_stats_path() const { return dir_->File("kafka-stats.jsonl"); }
 
   // Reads both target topics until `workload`'s records have all arrived (distinct) or `timeout`
   // passes, then `linger` longer so that a duplicate would be seen too. *all says whether every

@@ -47,7 +47,8 @@ TEST(ConfigTest, ShippedConfigLoadsWithDefaults) {
 
 TEST(ConfigTest, ReadsEveryOptionalKey) {
   auto good = ParseConfig(R"(
-kafka: {bootstrap.servers: "b:1", session.timeout.ms: 6000, client.id: me}
+kafka: {bootstrap.servers: "b:1", session.timeout.ms: 6000, client.id: me,
+        statistics.interval.ms: 1000}
 routes: {a: b}
 dead_letter_topic: dlq
 group_id: g1
@@ -58,6 +59,7 @@ max_record_bytes: 2048
 embedded: {partitions: 8}
 log_level: debug
 stats_interval_s: 9
+kafka_stats_file: /var/log/delaybridge/kafka-stats.jsonl
 )");
   ASSERT_TRUE(good.ok()) << good.status().ToString();
   EXPECT_FALSE(good->embedded);
@@ -75,6 +77,8 @@ stats_interval_s: 9
   EXPECT_EQ(good->embedded_partitions, 8);
   EXPECT_EQ(good->log_level, LogLevel::kDebug);
   EXPECT_EQ(good->stats_interval_s, 9);
+  EXPECT_EQ(good->kafka_stats_file, "/var/log/delaybridge/kafka-stats.jsonl");
+  EXPECT_EQ(good->kafka.at("statistics.interval.ms"), "1000");
   EXPECT_TRUE(good->allowed_targets.empty());
   EXPECT_EQ(good->OutputTopics(), (std::set<std::string>{"b", "dlq"}));
 }
@@ -114,6 +118,13 @@ TEST(ConfigTest, ErrorsNameTheKeyPath) {
       {With("stats_interval_s: [1]"),
        "stats_interval_s: must be a single value, not a list or a map"},
       {With("embedded:\n  partitions: 0"), "embedded.partitions: must be a positive integer"},
+      {With("kafka_stats_file: stats.jsonl"),
+       "kafka_stats_file: needs kafka.statistics.interval.ms"},
+      {With("kafka_stats_file: \"\""), "kafka_stats_file: must be a file path"},
+      {"kafka: {bootstrap.servers: b, statistics.interval.ms: 500}\nroutes: {a: "
+       "b}\ndead_letter_topic: dlq\n" +
+           tail,
+       "kafka.statistics.interval.ms: needs kafka_stats_file"},
       {With("group_id: \"\""), "group_id: must be a non-empty consumer group id"},
       {std::string(kMinimal) + "  sync_interval_ms: x\n",
        "storage.sync_interval_ms: must be a positive integer, got \"x\""},

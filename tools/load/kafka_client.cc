@@ -64,8 +64,14 @@ PartitionList AllPartitions(const std::string& topic, const std::vector<int64_t>
 }  // namespace
 
 KafkaProperties DefaultProducerProperties() {
+  // max.in.flight 1: librdkafka's idempotent producer (2.0.2 to at least 2.12.1) busy-loops its
+  // broker thread while a partition with queued records waits for its in-flight request and no
+  // other request is queued; on a machine shared with the broker that spin starves the broker and
+  // turns a 50 ms pause into seconds (docs/BENCHMARKS.md). One request per connection never
+  // leaves a sendable partition without a queued request, so it waits on the socket instead.
   return {{"acks", "all"},
           {"enable.idempotence", "true"},
+          {"max.in.flight", "1"},
           {"linger.ms", "5"},
           {"batch.num.messages", "10000"},
           {"batch.size", "1000000"},
