@@ -98,7 +98,7 @@ DelayParse ParseDelayHeaders(const std::vector<HeaderView>& headers,
   if (auto* reason = std::get_if<std::string>(&when)) return *reason;
 
   DelayRequest request;
-  request.deliver_at_ms = std::max(std::get<int64_t>(when), now_ms);  // past means now
+  request.deliver_at_ms = std::get<int64_t>(when);
   request.target_topic = default_target;
   if (const HeaderView* target = LastHeader(headers, kTargetTopicHeader)) {
     if (!target->value) return std::string("x-target-topic: null value");

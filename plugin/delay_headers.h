@@ -43,7 +43,10 @@ struct DelayPolicy {
 };
 
 struct DelayRequest {
-  int64_t deliver_at_ms = 0;  // requested time, already clamped to >= now_ms
+  // The time the headers ask for, as asked: it may be in the past (a record that waited in the
+  // delay topic). The store delivers it no earlier than it was stored; lateness is measured
+  // from this time, so a consumer that falls behind shows up as lateness.
+  int64_t deliver_at_ms = 0;
   std::string target_topic;
 };
 

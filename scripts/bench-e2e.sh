@@ -43,7 +43,8 @@
 #                         NAME/kafka-stats.jsonl in the work dir (summarise with
 #                         scripts/kafka-stats.py) []
 #   BENCH_PERF=1          record `perf record -g` of the bridge during the sustained and the
-#                         50%-rate runs into the work dir (bridge_max.perf, bridge_half.perf)
+#                         50%-rate runs into the work dir (bridge_max.perf, bridge_half.perf),
+#                         and during each bridge run of the lateness mode (bridge_at_RATE.perf)
 #   BENCH_SCALE_DELAY     delay distribution of the scale fill [uniform:1h..30d]
 #   BENCH_SCALE_TIMEOUT_S seconds one fill step may take until the bridge committed it [1200]
 set -euo pipefail
@@ -182,13 +183,21 @@ machine() {
   echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
+# The max-rate runs measure the pipeline, so the tool's producers must not be its bottleneck:
+# with its default max.in.flight=1 (tools/load/kafka_client.cc: no busy loop while the broker is
+# slow, which the paced runs need) one producer tops out near 200k rec/s here. The baseline and
+# the bridge get the same setting.
+max_rate_x=(-X max.in.flight=5)
+
 run_throughput() {
   log "baseline: pass-through pipe, $records records of $payload B as fast as possible"
-  load baseline_max --mode passthrough --create-topics "$partitions" --delay-topic pipe.in \
-    --target-topic pipe.out --count "$records" --payload-bytes "$payload" --timeout 120s
+  load baseline_max "${max_rate_x[@]}" --mode passthrough --create-topics "$partitions" \
+    --delay-topic pipe.in --target-topic pipe.out --count "$records" --payload-bytes "$payload" \
+    --timeout 120s
   log "baseline: drain $records records all due ${drain_due_s} s after producing starts"
-  load baseline_drain --mode passthrough --delay-topic pipe.in --target-topic pipe.out \
-    --count "$records" --payload-bytes "$payload" --due-together "${drain_due_s}s" --timeout 120s
+  load baseline_drain "${max_rate_x[@]}" --mode passthrough --delay-topic pipe.in \
+    --target-topic pipe.out --count "$records" --payload-bytes "$payload" \
+    --due-together "${drain_due_s}s" --timeout 120s
 
   # The bridge needs its topics before it starts; this creates them (one record, due now).
   load bridge_topics --create-topics "$partitions" --create-extra bench.delayed.dlq \
@@ -199,13 +208,13 @@ run_throughput() {
   cpu_before=$(cpu_s)
   log "bridge: $records records of $payload B, fixed 1 s delay, as fast as possible"
   perf_start bridge_max
-  load bridge_max --delay-topic bench.delayed --target-topic bench.delivered --count "$records" \
-    --payload-bytes "$payload" --delay fixed:1s --timeout 120s
+  load bridge_max "${max_rate_x[@]}" --delay-topic bench.delayed --target-topic bench.delivered \
+    --count "$records" --payload-bytes "$payload" --delay fixed:1s --timeout 120s
   local cpu_after
   cpu_after=$(cpu_s)
   perf_stop
   log "bridge: drain $records records all due ${drain_due_s} s after producing starts"
-  load bridge_drain --delay-topic bench.delayed --target-topic bench.delivered \
+  load bridge_drain "${max_rate_x[@]}" --delay-topic bench.delayed --target-topic bench.delivered \
     --count "$records" --payload-bytes "$payload" --due-together "${drain_due_s}s" --timeout 120s
 
   local bridge_rate half_rate
@@ -241,9 +250,11 @@ run_lateness() {
   local rate
   for rate in "${rates[@]}"; do
     log "lateness at $rate rec/s for $lateness_s s: bridge, then baseline"
+    perf_start "bridge_at_$rate"
     load "bridge_at_$rate" --delay-topic bench.delayed --target-topic bench.delivered \
       --rate "$rate" --duration "${lateness_s}s" --payload-bytes "$payload" \
       --delay uniform:1s..10s --headers mixed --timeout 60s
+    perf_stop
     load "baseline_at_$rate" --mode passthrough --delay-topic pipe.in --target-topic pipe.out \
       --rate "$rate" --duration "${lateness_s}s" --payload-bytes "$payload" --timeout 60s
   done
