@@ -40,6 +40,7 @@ void LoadProducer::OnDeliveryReport(rd_kafka_t*, const rd_kafka_message_t* messa
   if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
     ++self->result_.acked;
     self->result_.acked_flag[record_id] = 1;
+    self->result_.ack_latency.Record((EpochMs() - self->result_.sent_ms[record_id]) * 1000);
   } else {
     ++self->result_.failed;
   }
@@ -62,6 +63,7 @@ Status LoadProducer::ProduceOne(rd_kafka_t* producer, uint64_t record_id) {
       options_.mode == LoadMode::kPassthrough && due_at_ms_ == 0 ? now_ms : deliver_at_ms;
   result_.deliver_at_ms.push_back(stamped_deliver_at_ms);
   result_.acked_flag.push_back(0);
+  result_.sent_ms.push_back(now_ms);
   const bool use_delay_header =
       options_.header_style == HeaderStyle::kDelay ||
       (options_.header_style == HeaderStyle::kMixed && record_id % 2 == 0);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/lateness_histogram.h"
 #include "core/status.h"
 #include "tools/load/load_options.h"
 #include "tools/load/record_stamp.h"
@@ -31,6 +32,10 @@ struct ProduceResult {
   int64_t flushed_ms = 0;              // when the last acknowledgement arrived
   std::vector<int64_t> deliver_at_ms;  // by record id
   std::vector<uint8_t> acked_flag;     // by record id: 1 when the broker acknowledged it
+  std::vector<int64_t> sent_ms;        // by record id: epoch ms of its produce call
+  // From the produce call to the broker's acknowledgement, us: how long records took to reach
+  // the delay topic, so a late delivery can be told apart from a producer that fell behind.
+  LatenessHistogram ack_latency;
 };
 
 class LoadProducer {

@@ -57,6 +57,7 @@ std::string FormatText(const LoadReport& r) {
   out += "produced " + std::to_string(r.produced) + " of " + std::to_string(r.attempted) +
          " (failed " + std::to_string(r.produce_failed) + ") in " + Fixed(r.produce_seconds, 3) +
          " s = " + Fixed(r.produce_rate_per_s, 0) + " rec/s\n";
+  out += LatenessText("produce to acknowledgement", r.produce_ack_latency);
   if (r.group_waited) {
     out += std::string("group caught up: ") + (r.group_caught_up ? "yes" : "NO") + " after " +
            std::to_string(r.group_wait_ms) + " ms\n";
@@ -88,7 +89,8 @@ std::string FormatJson(const LoadReport& r) {
          ",\"produce_rate_per_s\":" + Fixed(r.produce_rate_per_s, 1) +
          ",\"first_send_ms\":" + std::to_string(r.first_send_ms) +
          ",\"last_send_ms\":" + std::to_string(r.last_send_ms) +
-         ",\"due_at_ms\":" + std::to_string(r.due_at_ms);
+         ",\"due_at_ms\":" + std::to_string(r.due_at_ms) +
+         ",\"produce_ack_ms\":" + LatenessJson(r.produce_ack_latency);
   if (r.group_waited) {
     out += ",\"group_caught_up\":" + std::string(r.group_caught_up ? "true" : "false") +
            ",\"group_wait_ms\":" + std::to_string(r.group_wait_ms);

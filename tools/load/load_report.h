@@ -49,6 +49,7 @@ struct LoadReport {
   bool group_caught_up = false;
   int64_t group_wait_ms = 0;
 
+  LatenessHistogram produce_ack_latency;  // produce call to acknowledgement (delay topic)
   LatenessHistogram consume_lateness;
   LatenessHistogram broker_lateness;
 

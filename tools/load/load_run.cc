@@ -319,6 +319,7 @@ Result<LoadReport> RunLoad(const LoadOptions& options) {
                  "delaybridge-load: WARNING: producing ended after the shared due time; the "
                  "delivery rate includes producing. Give --due-together more time.\n");
   }
+  report.produce_ack_latency = produced->ack_latency;
   report.produce_seconds =
       static_cast<double>(produced->flushed_ms - produced->first_send_ms) / 1000.0;
   report.produce_rate_per_s =
