@@ -87,6 +87,8 @@ TEST(LoadBridgeSmoke, EveryRecordArrivesOnceAndNoneEarly) {
   EXPECT_EQ(JsonNumber(json, "lost"), 0) << json;
   EXPECT_EQ(JsonNumber(json, "duplicates"), 0) << json;
   EXPECT_EQ(JsonNumber(json, "early"), 0) << json;
+  // Every acknowledged record of the run has a produce-to-acknowledgement latency.
+  EXPECT_NE(json.find("\"produce_ack_ms\":{\"count\":300,"), std::string::npos) << json;
 }
 
 }  // namespace

@@ -241,6 +241,8 @@ target record's broker timestamp minus deliver-at (exact delivery time when the 
 uses LogAppendTime; with CreateTime it is the deliverer's own timestamp).
 A record is EARLY when the consumer receives it before its deliver-at, or when its
 LogAppendTime is before its deliver-at.
+The producer's own produce-to-acknowledgement latency is reported too: when it grows, records
+reach the delay topic late, and late deliveries are the producer's, not the deliverer's.
 
 exit status: 0 every awaited record delivered exactly once and none early; 1 the run finished
 but records were lost, duplicated or early; 2 bad arguments; 3 Kafka error.

@@ -89,8 +89,7 @@ std::string FormatJson(const LoadReport& r) {
          ",\"produce_rate_per_s\":" + Fixed(r.produce_rate_per_s, 1) +
          ",\"first_send_ms\":" + std::to_string(r.first_send_ms) +
          ",\"last_send_ms\":" + std::to_string(r.last_send_ms) +
-         ",\"due_at_ms\":" + std::to_string(r.due_at_ms) +
-         ",\"produce_ack_ms\":" + LatenessJson(r.produce_ack_latency);
+         ",\"due_at_ms\":" + std::to_string(r.due_at_ms);
   if (r.group_waited) {
     out += ",\"group_caught_up\":" + std::string(r.group_caught_up ? "true" : "false") +
            ",\"group_wait_ms\":" + std::to_string(r.group_wait_ms);
@@ -113,6 +112,9 @@ std::string FormatJson(const LoadReport& r) {
            ",\"lateness_consume_ms\":" + LatenessJson(r.consume_lateness) +
            ",\"lateness_broker_ms\":" + LatenessJson(r.broker_lateness);
   }
+  // Last, with the other histograms: their "count" and "early" fields must not come before the
+  // top-level ones a flat reader looks up first.
+  out += ",\"produce_ack_ms\":" + LatenessJson(r.produce_ack_latency);
   out += ",\"exit_code\":" + std::to_string(r.ExitCode()) + "}";
   return out;
 }
