@@ -250,11 +250,15 @@ run_lateness() {
   local rate
   for rate in "${rates[@]}"; do
     log "lateness at $rate rec/s for $lateness_s s: bridge, then baseline"
+    local cpu_before
+    cpu_before=$(cpu_s)
     perf_start "bridge_at_$rate"
     load "bridge_at_$rate" --delay-topic bench.delayed --target-topic bench.delivered \
       --rate "$rate" --duration "${lateness_s}s" --payload-bytes "$payload" \
       --delay uniform:1s..10s --headers mixed --timeout 60s
     perf_stop
+    awk -v a="$cpu_before" -v b="$(cpu_s)" 'BEGIN { printf "%.2f\n", b - a }' \
+      >"$work_dir/bridge_at_$rate.cpu_s"
     load "baseline_at_$rate" --mode passthrough --delay-topic pipe.in --target-topic pipe.out \
       --rate "$rate" --duration "${lateness_s}s" --payload-bytes "$payload" --timeout 60s
   done
@@ -263,13 +267,15 @@ run_lateness() {
 import json, sys
 w, rates = sys.argv[1], sys.argv[2:]
 print("\nlateness by broker LogAppendTime, ms (bridge: delays uniform 1..10 s; baseline: pass-through)")
-print("| rate rec/s | run | n | p50 | p90 | p99 | p99.9 | max | early | lost | dup |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("(bridge CPU s: user + system time of the bridge process during its run)")
+print("| rate rec/s | run | n | p50 | p90 | p99 | p99.9 | max | early | lost | dup | bridge CPU s |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for rate in rates:
     for run in ("bridge", "baseline"):
         d = json.load(open(f"{w}/{run}_at_{rate}.json"))
         l = d["lateness_broker_ms"]
-        print(f"| {rate} | {run} | {l['count']} | {l['p50']:.1f} | {l['p90']:.1f} | {l['p99']:.1f} | {l['p999']:.1f} | {l['max']:.1f} | {l['early']} | {d['lost']} | {d['duplicates']} |")
+        cpu = open(f"{w}/bridge_at_{rate}.cpu_s").read().strip() if run == "bridge" else "-"
+        print(f"| {rate} | {run} | {l['count']} | {l['p50']:.1f} | {l['p90']:.1f} | {l['p99']:.1f} | {l['p999']:.1f} | {l['max']:.1f} | {l['early']} | {d['lost']} | {d['duplicates']} | {cpu} |")
 EOF
 }
 
