@@ -10,20 +10,13 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <sstream>
 #include <thread>
 
+#include "tests/support/read_file.h"
 #include "tests/support/temp_dir.h"
 
 namespace delaybridge::plugin {
 namespace {
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
@@ -46,7 +39,7 @@ TEST(KafkaStatsFileTest, AppendsOneLinePerBlob) {
     (*stats)->Append(R"({"type": "producer", "msg_cnt": 3})");
     (*stats)->Append(R"({"type": "consumer"})");
   }  // the destructor writes what is queued
-  EXPECT_EQ(ReadAll(path),
+  EXPECT_EQ(testing::ReadFile(path),
             "{\"earlier\": 1}\n{\"type\": \"producer\", \"msg_cnt\": 3}\n{\"type\": "
             "\"consumer\"}\n");
 }
@@ -77,7 +70,7 @@ TEST(KafkaStatsFileTest, FullDiskIsWarnedOnceAMinuteAndDropped) {
   }
   ::close(log_fd);
 
-  const std::string log = ReadAll(log_path);
+  const std::string log = testing::ReadFile(log_path);
   EXPECT_EQ(Count(log, "kafka statistics not written to /dev/full: No space left on device"), 1u)
       << log;
 }
@@ -121,7 +114,7 @@ TEST(KafkaStatsFileTest, StalledFileDropsWhatDoesNotFitAndNeverBlocksTheCaller) 
 
   EXPECT_LT(lines, kBlobs);
   EXPECT_GE(lines, KafkaStatsFile::kMaxQueued);
-  const std::string log = ReadAll(log_path);
+  const std::string log = testing::ReadFile(log_path);
   EXPECT_EQ(Count(log, " dropped, 128 already waiting for " + fifo), 1u) << log;
 }
 

@@ -6,20 +6,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "tests/support/read_file.h"
 #include "tests/support/temp_dir.h"
 
 namespace delaybridge::plugin {
 namespace {
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 TEST(WarningThrottleTest, OnePerIntervalWithTheSuppressedCount) {
   testing::TempDir dir("warning-throttle");
@@ -40,7 +31,7 @@ TEST(WarningThrottleTest, OnePerIntervalWithTheSuppressedCount) {
   warnings.Warn("disk slow 5");  // suppressed again
   ::close(fd);
 
-  const std::string log = ReadAll(path);
+  const std::string log = testing::ReadFile(path);
   EXPECT_NE(log.find("WARN  disk slow 1\n"), std::string::npos) << log;
   EXPECT_EQ(log.find("disk slow 2"), std::string::npos) << log;
   EXPECT_EQ(log.find("disk slow 3"), std::string::npos) << log;

@@ -7,9 +7,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "tests/support/read_file.h"
 
 namespace delaybridge::testing {
 
@@ -44,13 +45,6 @@ std::optional<int> WaitUntil(pid_t pid, Clock::time_point deadline) {
     if (Clock::now() >= deadline) return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 }  // namespace

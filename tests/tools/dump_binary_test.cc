@@ -22,6 +22,7 @@
 #include "storage/delivery_checkpoint.h"
 #include "storage/format.h"
 #include "storage/hour_files.h"
+#include "tests/support/read_file.h"
 #include "tests/tools/dump_json_check.h"
 
 namespace delaybridge::dump {
@@ -52,11 +53,6 @@ std::string Quote(const std::string& arg) {
   std::string quoted = "'";
   for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 void PatchFile(const std::string& path, uint64_t offset, const std::string& bytes) {
@@ -96,7 +92,7 @@ class DumpBinaryTest : public ::testing::Test {
     while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
     int status = ::pclose(pipe);
     run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.err = ReadFile(stderr_path_);
+    run.err = testing::ReadFile(stderr_path_);
     return run;
   }
 
@@ -416,7 +412,7 @@ TEST_F(DumpBinaryTest, VerifyReportsAFlippedBitInARecord) {
   const storage::IndexEntryView victim = Entries(hour).at(17);
   std::string data = storage::PathsOfHour(store_, hour).data;
   uint64_t at = victim.entry.log_offset + storage::kRecordHeaderSize + 5;
-  std::string byte = ReadFile(data).substr(at, 1);
+  std::string byte = testing::ReadFile(data).substr(at, 1);
   byte[0] = static_cast<char>(byte[0] ^ 0x10);
   PatchFile(data, at, byte);
   ExpectProblemAt(data, victim.entry.log_offset, "checksum");
@@ -535,7 +531,7 @@ TEST_F(DumpBinaryTest, NoModeModifiesTheStore) {
     std::map<std::string, std::pair<fs::file_time_type, std::string>> files;
     for (const auto& entry : fs::recursive_directory_iterator(root_)) {
       files[entry.path()] = {fs::last_write_time(entry.path()),
-                             entry.is_regular_file() ? ReadFile(entry.path()) : ""};
+                             entry.is_regular_file() ? testing::ReadFile(entry.path()) : ""};
     }
     return files;
   };
@@ -613,7 +609,7 @@ TEST_F(DumpBinaryTest, ClearMessagesForDirectoriesThatCannotBeInspected) {
   // A data file header of format version 2 (valid checksum): written by a newer DelayBridge.
   WriteStore(store_, 3);
   std::string data = storage::PathsOfHour(store_, kBaseMs / kHourMs).data;
-  std::string header = ReadFile(data).substr(0, 16);
+  std::string header = testing::ReadFile(data).substr(0, 16);
   header[4] = 2;
   uint32_t crc = storage::crc32c::Value(header.data(), 16);
   for (int i = 0; i < 4; ++i) header += static_cast<char>((crc >> (8 * i)) & 0xFF);
