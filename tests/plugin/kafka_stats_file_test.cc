@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/plugin/log_capture.h"
 #include "tests/support/read_file.h"
 #include "tests/support/temp_dir.h"
 
@@ -56,44 +57,34 @@ TEST(KafkaStatsFileTest, UnopenablePathIsAnErrorNamingIt) {
 
 // /dev/full fails every write with ENOSPC, as a full disk does.
 TEST(KafkaStatsFileTest, FullDiskIsWarnedOnceAMinuteAndDropped) {
-  testing::TempDir dir("kafka-stats-full");
-  const std::string log_path = dir.File("log");
-  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ASSERT_GE(log_fd, 0);
-  Logger logger(LogLevel::kInfo, log_fd);
+  LogCapture log("kafka-stats-full");
   ManualClock clock(1'000'000);
   {
-    auto stats = KafkaStatsFile::Open("/dev/full", logger, clock);
+    auto stats = KafkaStatsFile::Open("/dev/full", log.logger(), clock);
     ASSERT_TRUE(stats.ok()) << stats.status().ToString();
     (*stats)->Append("{}");
     (*stats)->Append("{}");  // within the minute: counted, not logged
   }
-  ::close(log_fd);
-
-  const std::string log = testing::ReadFile(log_path);
-  EXPECT_EQ(Count(log, "kafka statistics not written to /dev/full: No space left on device"), 1u)
-      << log;
+  const std::string text = log.Text();
+  EXPECT_EQ(Count(text, "kafka statistics not written to /dev/full: No space left on device"), 1u)
+      << text;
 }
 
 // A FIFO nobody reads stands for a disk that stopped: the writer blocks once the pipe is full,
 // the queue fills, and further blobs are dropped while Append returns at once.
 TEST(KafkaStatsFileTest, StalledFileDropsWhatDoesNotFitAndNeverBlocksTheCaller) {
-  testing::TempDir dir("kafka-stats-stall");
-  const std::string fifo = dir.File("stats.fifo");
+  LogCapture log("kafka-stats-stall");
+  const std::string fifo = log.dir().File("stats.fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
   ASSERT_GE(reader, 0);
-  const std::string log_path = dir.File("log");
-  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ASSERT_GE(log_fd, 0);
-  Logger logger(LogLevel::kInfo, log_fd);
   ManualClock clock(1'000'000);
 
   constexpr size_t kBlobs = 400;
   const std::string blob(4096, 'x');  // 16 fill a 64 KiB pipe
   size_t lines = 0;
   {
-    auto stats = KafkaStatsFile::Open(fifo, logger, clock);
+    auto stats = KafkaStatsFile::Open(fifo, log.logger(), clock);
     ASSERT_TRUE(stats.ok()) << stats.status().ToString();
     for (size_t i = 0; i < kBlobs; ++i) (*stats)->Append(blob);  // must not block
 
@@ -110,12 +101,11 @@ TEST(KafkaStatsFileTest, StalledFileDropsWhatDoesNotFitAndNeverBlocksTheCaller) 
     drain.join();
   }
   ::close(reader);
-  ::close(log_fd);
 
   EXPECT_LT(lines, kBlobs);
   EXPECT_GE(lines, KafkaStatsFile::kMaxQueued);
-  const std::string log = testing::ReadFile(log_path);
-  EXPECT_EQ(Count(log, " dropped, 128 already waiting for " + fifo), 1u) << log;
+  const std::string text = log.Text();
+  EXPECT_EQ(Count(text, " dropped, 128 already waiting for " + fifo), 1u) << text;
 }
 
 }  // namespace
