@@ -25,7 +25,7 @@ Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
   //   whole core, and a broker on the same machine is starved further (a 50 ms GC pause became
   //   5 s of silence). With one request per connection a second partition's request is always
   //   queued behind it, so the thread sleeps on the socket; batches grow while it waits.
-  //   Measured in docs/BENCHMARKS.md (p99 lateness at 75k rec/s: 1008 -> 47 ms).
+  //   Measured in docs/BENCHMARKS.md (p99 lateness at 75k rec/s: 1,008 -> 47 ms).
   const std::pair<const char*, const char*> kDefaults[] = {{"linger.ms", "1"},
                                                            {"max.in.flight", "1"}};
   for (const auto& [key, value] : kDefaults) {
