@@ -6,6 +6,7 @@
 // Thread-safety: plain values and pure functions.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +42,9 @@ struct DelayedRecord {
 
   // "topic/partition/offset": the x-delay-source value, stable across re-deliveries.
   std::string SourceId() const;
+  // The time a delivery counts as late from: the time asked for, but never before the record
+  // was produced (x-deliver-at: 0 asks for "now", not for 1970).
+  int64_t due_ms() const { return std::max(requested_deliver_at_ms, source_timestamp_ms); }
 };
 
 std::string EncodeDelayedRecord(const DelayedRecord& record);

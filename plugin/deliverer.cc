@@ -180,7 +180,7 @@ void Deliverer::ProduceDelivery(uint64_t token, int64_t now_ms) {
                    RdKafka::err2str(err) + "; retrying in " + std::to_string(backoff_ms) + " ms");
     return ScheduleToken(token, now_ms + backoff_ms);
   }
-  stats_.lateness_at_produce.Record(now_ms - d->record.requested_deliver_at_ms);
+  stats_.lateness_at_produce.Record(now_ms - d->record.due_ms());
 }
 
 void Deliverer::ProduceDeadLetter(uint64_t token, int64_t now_ms) {
@@ -236,7 +236,7 @@ void Deliverer::OnDeliveryAck(uint64_t token, RdKafka::ErrorCode err) {
                    std::to_string(backoff_ms) + " ms");
     return ScheduleToken(token, now_ms + backoff_ms);
   }
-  stats_.lateness_at_ack.Record(now_ms - d->record.requested_deliver_at_ms);
+  stats_.lateness_at_ack.Record(now_ms - d->record.due_ms());
   ++stats_.delivered;
   std::pair<TopicPartitionId, RecordPosition> acked(std::move(d->store), d->position);
   pending_.Remove(token);

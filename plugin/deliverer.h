@@ -67,8 +67,9 @@ struct DeliveryStats {
   size_t in_memory = 0;  // records handed over and not yet acknowledged or released
   size_t in_wheel = 0;
   int in_flight = 0;  // produced, not yet acknowledged
-  // ms after the time the record's headers asked for (not the store's effective time, which is
-  // never before the record was stored): a consumer behind the delay topic shows here too.
+  // ms after DelayedRecord::due_ms(), the time the headers asked for (not the store's effective
+  // time, which is never before the record was stored): a consumer behind the delay topic shows
+  // here too.
   LatenessHistogram lateness_at_produce;
   LatenessHistogram lateness_at_ack;
 };

@@ -31,6 +31,15 @@ TEST(DelayedRecordTest, RoundTripsEveryField) {
   EXPECT_EQ(r.SourceId(), "delayed/7/123456789012");
 }
 
+TEST(DelayedRecordTest, DueIsTheTimeAskedForButNeverBeforeTheRecordWasProduced) {
+  DelayedRecord r = Sample();
+  EXPECT_EQ(r.due_ms(), 1'800'000'005'000);  // asked for 5 s after it was produced
+  r.requested_deliver_at_ms = 0;             // x-deliver-at: 0 ("now")
+  EXPECT_EQ(r.due_ms(), 1'800'000'000'000);
+  r.source_timestamp_ms = -1;  // no timestamp: the time asked for
+  EXPECT_EQ(r.due_ms(), 0);
+}
+
 TEST(DelayedRecordTest, NullAndEmptyAreDifferent) {
   DelayedRecord r = Sample();
   r.key.reset();
