@@ -6,6 +6,7 @@
 
 #include "plugin/dead_letter.h"
 #include "plugin/preloader.h"
+#include "plugin/progress_metadata.h"
 #include "storage/parallel_sync.h"
 
 namespace delaybridge::plugin {
@@ -44,6 +45,7 @@ Bridge::Bridge(const BridgeConfig& config, std::string bootstrap_servers, Logger
       commit_timer_(io_),
       preload_timer_(io_),
       checkpoint_timer_(io_),
+      progress_timer_(io_),
       stats_timer_(io_),
       safety_poll_timer_(io_),
       warnings_(logger, clock),
@@ -80,8 +82,10 @@ Status Bridge::Start() {
       Deliverer::Start({kafka, config_.tick_ms, kafka_stats_.get()}, logger_, clock_, callbacks);
   if (!deliverer.ok()) return deliverer.status();
   deliverer_ = std::move(deliverer).value();
-  auto consumer =
-      SourceConsumer::Create(kafka, config_.group_id, logger_, *this, kafka_stats_.get());
+  const std::string instance_id =
+      config_.group_instance_id.value_or(DefaultGroupInstanceId(config_.storage_dir));
+  auto consumer = SourceConsumer::Create(kafka, config_.group_id, instance_id, logger_, *this,
+                                         kafka_stats_.get());
   if (!consumer.ok()) return consumer.status();
   consumer_ = std::move(consumer).value();
 
@@ -104,10 +108,13 @@ Status Bridge::Start() {
   Every(preload_timer_, milliseconds(kPreloadIntervalMs), &Bridge::Preload);
   Every(checkpoint_timer_, milliseconds(config_.checkpoint_interval_ms),
         &Bridge::PersistCheckpoints);
+  Every(progress_timer_, milliseconds(config_.checkpoint_interval_ms), &Bridge::CommitProgress);
   Every(stats_timer_, milliseconds(config_.stats_interval_s * 1000), &Bridge::LogStats);
   Every(safety_poll_timer_, milliseconds(kSafetyPollIntervalMs), &Bridge::DrainConsumer);
   logger_.Info("bridge started: consuming " + std::to_string(topics.size()) +
-               " delay topic(s) as group " + config_.group_id + " from " + bootstrap_servers_);
+               " delay topic(s) as group " + config_.group_id +
+               (instance_id.empty() ? std::string() : " member " + instance_id) + " from " +
+               bootstrap_servers_);
   return Status::Ok();
 }
 
@@ -210,13 +217,23 @@ void Bridge::Ingest(const IncomingRecord& in, std::vector<DueRecord>* due) {
     // Stored before a crash whose offset commit was lost: storing it again would deliver twice.
     ++already_stored_;
     store.offsets().AddSettled(in.offset);
+    store.progress().AddFinished(in.offset);
     return;
   }
   const int64_t now_ms = clock_.now_ms();
   IngestDecision decision = DecideIngest(in, config_.routes.at(in.topic), policy_, now_ms);
-  if (auto* rejected = std::get_if<Rejected>(&decision)) {
-    return DeadLetter(store, in, rejected->reason);
+  auto* rejected = std::get_if<Rejected>(&decision);
+  const int64_t requested_ms =
+      rejected ? 0 : std::get<Accepted>(decision).record.requested_deliver_at_ms;
+  if (store.Finished(in.offset, rejected != nullptr, requested_ms)) {
+    // Read again after a failover or restart: the committed progress says it was delivered
+    // (or dead-lettered) already.
+    ++already_finished_;
+    store.offsets().AddSettled(in.offset);
+    store.progress().AddFinished(in.offset);
+    return;
   }
+  if (rejected) return DeadLetter(store, in, rejected->reason);
   auto& accepted = std::get<Accepted>(decision);
   auto appended = store.Append(accepted.record, accepted.encoded, now_ms);
   if (!appended.ok() && appended.status().code() == Status::Code::kInvalidArgument) {
@@ -237,6 +254,7 @@ void Bridge::DeadLetter(PartitionStore& store, const IncomingRecord& in,
                         const std::string& reason) {
   ++dead_lettered_;
   store.offsets().AddDeadLettered(in.offset);
+  store.progress().AddDeadLetter(in.offset);
   DelayedRecord letter = MakeDeadLetter(in, reason, config_.dead_letter_topic);
   logger_.Warn("dead letter " + letter.SourceId() + " -> " + config_.dead_letter_topic + ": " +
                reason);
@@ -252,7 +270,7 @@ void Bridge::GroupCommit() {
     if (!begun.ok()) return Fail(begun.status());
     syncs->push_back(StoreSync{id, std::move(begun).value(), Status::Ok()});
   }
-  if (syncs->empty()) return CommitOffsets();  // dead-letter acknowledgements move offsets too
+  if (syncs->empty()) return MarkDurableOffsets();  // dead-letter acknowledgements count too
   group_commit_in_flight_ = true;
   const auto started = std::chrono::steady_clock::now();
   disk_.Submit(
@@ -285,18 +303,24 @@ void Bridge::FinishGroupCommit(std::vector<StoreSync>& syncs, int64_t disk_ms) {
   if (disk_ms >= kSlowSyncMs) {
     warnings_.Warn("slow disk: syncing " + std::to_string(syncs.size()) + " stores took " +
                    std::to_string(disk_ms) + " ms (ingest and delivery go on; offsets are " +
-                   "committed when it is done)");
+                   "marked when it is done)");
   }
-  CommitOffsets();
+  MarkDurableOffsets();
 }
 
-void Bridge::CommitOffsets() {
-  std::map<TopicPartitionId, int64_t> commits;
+void Bridge::MarkDurableOffsets() {
   for (auto& [id, store] : stores_) {
     if (auto offset = store->offsets().TakeCommittable()) {
       if (Status s = store->MarkCommittable(*offset); !s.ok()) warnings_.Warn(s.ToString());
-      commits[id] = *offset;
     }
+  }
+}
+
+void Bridge::CommitProgress() {
+  const int64_t now_ms = clock_.now_ms();
+  std::map<TopicPartitionId, CommittedOffset> commits;
+  for (auto& [id, store] : stores_) {
+    if (auto commit = store->TakeProgressToCommit(now_ms, false)) commits[id] = std::move(*commit);
   }
   consumer_->CommitAsync(commits);
 }
@@ -329,12 +353,12 @@ void Bridge::ApplyAcks() {
   AckBatch acks = deliverer_->TakeAcks();
   for (const auto& [id, position] : acks.delivered) {
     // A store revoked meanwhile: its new owner delivers the record again.
-    if (auto it = stores_.find(id); it != stores_.end())
-      it->second->tracker().Acknowledge(position);
+    if (auto it = stores_.find(id); it != stores_.end()) it->second->Acknowledge(position);
   }
   for (const auto& ack : acks.dead_lettered) {
     if (auto it = stores_.find(ack.store); it != stores_.end()) {
       it->second->offsets().MarkDeadLetterAcked(ack.source_offset);
+      it->second->progress().DeadLetterAcked(ack.source_offset);
     }
   }
 }
@@ -364,61 +388,97 @@ void Bridge::LogStats() {
   delivery_retries_ += d.retries;
   logger_.Info(
       "stats: consumed=" + std::to_string(consumed_) + " stored=" + std::to_string(stored_) +
-      " already_stored=" + std::to_string(already_stored_) + " refetched=" +
-      std::to_string(refetched_) + " dead_lettered=" + std::to_string(dead_lettered_) +
-      " delivered=" + std::to_string(delivered_) + " delivery_retries=" +
-      std::to_string(delivery_retries_) + " corrupt=" + std::to_string(corrupt_records_) +
-      " in_memory=" + std::to_string(d.in_memory) + " in_wheel=" + std::to_string(d.in_wheel) +
-      " in_flight=" + std::to_string(d.in_flight) + " stores=" + std::to_string(stores_.size()) +
+      " already_stored=" + std::to_string(already_stored_) + " already_finished=" +
+      std::to_string(already_finished_) + " refetched=" + std::to_string(refetched_) +
+      " dead_lettered=" + std::to_string(dead_lettered_) + " delivered=" +
+      std::to_string(delivered_) + " delivery_retries=" + std::to_string(delivery_retries_) +
+      " corrupt=" + std::to_string(corrupt_records_) + " in_memory=" + std::to_string(d.in_memory) +
+      " in_wheel=" + std::to_string(d.in_wheel) + " in_flight=" + std::to_string(d.in_flight) +
+      " stores=" + std::to_string(stores_.size()) +
       " | lateness at produce: " + LatenessSummaryMs(d.lateness_at_produce) +
       " | lateness at ack: " + LatenessSummaryMs(d.lateness_at_ack));
 }
 
 // ---- rebalance ----
 
-void Bridge::OnAssigned(const std::vector<TopicPartitionId>& partitions) {
+std::map<TopicPartitionId, int64_t> Bridge::OnAssigned(
+    const std::vector<TopicPartitionId>& partitions) {
   storage::StoreOptions options;
   options.max_open_hours = config_.max_open_hours;
   options.max_record_bytes = config_.max_record_bytes;
   auto committed = consumer_->Committed(partitions, kCommittedTimeoutMs);
   if (!committed.ok()) {
     logger_.Warn(committed.status().ToString() +
-                 " (records stored just before a crash may be stored and delivered twice)");
+                 " (reading starts at the group's committed offsets; the local stores are "
+                 "trusted as they are)");
   }
+  std::map<TopicPartitionId, int64_t> starts;
   for (const auto& id : partitions) {
-    storage::RecoveryReport report;
-    auto store = PartitionStore::Open(id, config_.storage_dir, options, clock_.now_ms(), &report);
-    if (!store.ok()) return Fail(store.status().WithContext("assign " + id.ToString()));
-    std::optional<int64_t> resume_offset;
+    std::optional<CommittedOffset> commit;
     if (committed.ok()) {
-      if (auto it = committed->find(id); it != committed->end()) resume_offset = it->second;
+      if (auto it = committed->find(id); it != committed->end()) commit = it->second;
     }
-    (*store)->ResumeFrom(resume_offset);
-    logger_.Info("assigned " + id.ToString() + ": store " + (*store)->log().dir() + " hours=" +
-                 std::to_string(report.hours) + " records=" + std::to_string(report.records) +
-                 " truncated_bytes=" + std::to_string(report.truncated_bytes) +
-                 " records_dropped=" + std::to_string(report.records_dropped) +
-                 " resume_at=" + PositionString((*store)->start()) +
-                 " committed_offset=" + (resume_offset ? std::to_string(*resume_offset) : "none") +
-                 " stored_below_offset=" +
-                 ((*store)->stored_below() ? std::to_string(*(*store)->stored_below()) : "none") +
-                 ((*store)->had_checkpoint() ? " (checkpoint)" : " (no checkpoint)"));
-    if (resume_offset && !(*store)->had_checkpoint() && report.hours == 0) {
-      // The group consumed this partition before, but not into this store: records it holds
-      // pending live in another instance's storage.dir (see docs/bridge.md).
-      logger_.Error("assigned " + id.ToString() + " has committed offset " +
-                    std::to_string(*resume_offset) +
-                    " but an empty store here: records still pending in the store of the "
-                    "instance that owned it before are not delivered by this one");
+    std::optional<ProgressMetadata> kafka_state;
+    if (commit) {
+      auto parsed = ParseProgressMetadata(commit->metadata);
+      if (parsed.ok()) {
+        kafka_state = *parsed;
+      } else {
+        logger_.Warn("assigned " + id.ToString() + ": " + parsed.status().ToString() +
+                     " (treated as an offset without progress)");
+      }
     }
-    for (const auto& problem : report.problems) {
-      logger_.Warn("recovery of " + id.ToString() + ": " + problem.file + " at byte " +
-                   std::to_string(problem.offset) + ": " + problem.what);
+    storage::RecoveryReport report;
+    auto store = PartitionStore::Open(id, config_.storage_dir, options, clock_.now_ms(),
+                                      kafka_state, &report);
+    if (!store.ok()) {
+      Fail(store.status().WithContext("assign " + id.ToString()));
+      return starts;
     }
+    const std::optional<int64_t> committed_offset =
+        commit ? std::optional<int64_t>(commit->offset) : std::nullopt;
+    const std::optional<int64_t> start = (*store)->Resume(committed_offset, kafka_state);
+    if (start) starts[id] = *start;
+    LogAssigned(**store, report, committed_offset, kafka_state, start);
     stores_[id] = std::move(store).value();
   }
   // Start loading the new stores without waiting for the next preload tick.
   boost::asio::post(io_, [this] { Preload(); });
+  return starts;
+}
+
+void Bridge::LogAssigned(const PartitionStore& store, const storage::RecoveryReport& report,
+                         std::optional<int64_t> committed_offset,
+                         const std::optional<ProgressMetadata>& kafka_state,
+                         std::optional<int64_t> start) {
+  const std::string id = store.id().ToString();
+  const auto or_none = [](std::optional<int64_t> v) {
+    return v ? std::to_string(*v) : std::string("none");
+  };
+  logger_.Info(
+      "assigned " + id + ": store " + store.dir() + " id=" + store.store_id() +
+      " hours=" + std::to_string(report.hours) + " records=" + std::to_string(report.records) +
+      " truncated_bytes=" + std::to_string(report.truncated_bytes) + " records_dropped=" +
+      std::to_string(report.records_dropped) + " resume_at=" + PositionString(store.start()) +
+      " committed_offset=" + or_none(committed_offset) + " reading_from=" + or_none(start) +
+      (store.had_checkpoint() ? " (checkpoint)" : " (no checkpoint)"));
+  if (kafka_state && store.rebuilt()) {
+    logger_.Warn("assigned " + id + ": the group's last commit came from store " +
+                 kafka_state->store_id + ", not this one: rebuilding it from the delay topic, " +
+                 "reading offsets " + or_none(start) + ".." +
+                 std::to_string(kafka_state->ingest_position) +
+                 " again and skipping what was delivered before " +
+                 std::to_string(kafka_state->checkpoint_ms) + " ms (late or dead-lettered " +
+                 "records below offset " + std::to_string(kafka_state->late_below) + ")");
+  } else if (kafka_state && !store.rebuilt() && kafka_state->store_id != store.store_id()) {
+    logger_.Info("assigned " + id + ": new store, reading the delay topic from offset " +
+                 or_none(start) + " (the group's progress came from store " +
+                 kafka_state->store_id + ")");
+  }
+  for (const auto& problem : report.problems) {
+    logger_.Warn("recovery of " + id + ": " + problem.file + " at byte " +
+                 std::to_string(problem.offset) + ": " + problem.what);
+  }
 }
 
 void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions) {
@@ -441,16 +501,19 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions) {
                  std::to_string(kFlushTimeoutMs) + " ms; they will be delivered again");
   }
   ApplyAcks();
-  // 3. Commit source offsets covering the durable and dead-lettered records.
-  std::map<TopicPartitionId, int64_t> commits;
+  // 3. Mark what the stores durably hold, and commit the partitions' progress to Kafka.
+  const int64_t now_ms = clock_.now_ms();
+  std::map<TopicPartitionId, CommittedOffset> commits;
   for (const auto& id : owned) {
     if (auto offset = stores_[id]->offsets().Committable()) {
       if (Status s = stores_[id]->MarkCommittable(*offset); !s.ok()) logger_.Warn(s.ToString());
-      commits[id] = *offset;
     }
+    if (auto commit = stores_[id]->TakeProgressToCommit(now_ms, true)) commits[id] = *commit;
   }
   if (Status s = consumer_->CommitSync(commits); !s.ok()) {
-    logger_.Warn("revoke: " + s.ToString() + " (the records will be read and stored again)");
+    logger_.Warn("revoke: " + s.ToString() +
+                 " (the next owner starts from the previous commit: more records are read again, "
+                 "and some delivered again)");
   }
   // 4. Checkpoint, then close the stores.
   CloseStores(owned, released.released);
@@ -461,10 +524,11 @@ void Bridge::CloseStores(const std::vector<TopicPartitionId>& ids, size_t releas
   for (const auto& id : ids) {
     PartitionStore& store = *stores_[id];
     if (Status s = store.PersistCheckpoint(now_ms); !s.ok()) logger_.Error(s.ToString());
-    const auto committed = store.offsets().Committable();
-    logger_.Info(
-        "revoked " + id.ToString() + ": checkpoint=" + PositionString(store.last_persisted()) +
-        " committed_offset=" + (committed ? std::to_string(*committed) : std::string("none")));
+    const auto committed = store.last_commit();
+    logger_.Info("revoked " + id.ToString() +
+                 ": checkpoint=" + PositionString(store.last_persisted()) + " committed_offset=" +
+                 (committed ? std::to_string(committed->offset) + " (" + committed->metadata + ")"
+                            : std::string("none")));
     stores_.erase(id);
   }
   logger_.Info("released " + std::to_string(released_records) + " records from memory");

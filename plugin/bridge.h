@@ -46,7 +46,8 @@ class Bridge final : public RebalanceListener {
   // error (returns 1 after the same shutdown steps, as far as they still work).
   int Run();
 
-  void OnAssigned(const std::vector<TopicPartitionId>& partitions) override;
+  std::map<TopicPartitionId, int64_t> OnAssigned(
+      const std::vector<TopicPartitionId>& partitions) override;
   void OnRevoked(const std::vector<TopicPartitionId>& partitions) override;
 
  private:
@@ -70,7 +71,10 @@ class Bridge final : public RebalanceListener {
   };
   void GroupCommit();
   void FinishGroupCommit(std::vector<StoreSync>& syncs, int64_t disk_ms);
-  void CommitOffsets();
+  // Records in each store's marker what the store durably holds (a restart reads on from there).
+  void MarkDurableOffsets();
+  // Commits each partition's progress (low watermark and metadata) when it moved.
+  void CommitProgress();
 
   // Delivery side (the Deliverer does the delivering).
   void Preload();
@@ -78,6 +82,10 @@ class Bridge final : public RebalanceListener {
   void PersistCheckpoints();
   void LogStats();
 
+  void LogAssigned(const PartitionStore& store, const storage::RecoveryReport& report,
+                   std::optional<int64_t> committed_offset,
+                   const std::optional<ProgressMetadata>& kafka_state,
+                   std::optional<int64_t> start);
   // released_records: how many records of these stores the Deliverer dropped from memory.
   void CloseStores(const std::vector<TopicPartitionId>& ids, size_t released_records);
   void Every(boost::asio::steady_timer& timer, std::chrono::milliseconds period,
@@ -94,6 +102,7 @@ class Bridge final : public RebalanceListener {
   boost::asio::steady_timer commit_timer_;
   boost::asio::steady_timer preload_timer_;
   boost::asio::steady_timer checkpoint_timer_;
+  boost::asio::steady_timer progress_timer_;
   boost::asio::steady_timer stats_timer_;
   boost::asio::steady_timer safety_poll_timer_;
   WarningThrottle warnings_;
@@ -109,8 +118,9 @@ class Bridge final : public RebalanceListener {
 
   uint64_t consumed_ = 0;
   uint64_t stored_ = 0;
-  uint64_t already_stored_ = 0;  // re-consumed after a crash, skipped
-  uint64_t refetched_ = 0;       // returned again by the consumer in this run, skipped
+  uint64_t already_stored_ = 0;    // re-consumed after a crash, skipped
+  uint64_t already_finished_ = 0;  // read again, finished per the committed progress, skipped
+  uint64_t refetched_ = 0;         // returned again by the consumer in this run, skipped
   uint64_t dead_lettered_ = 0;
   uint64_t delivered_ = 0;  // totals of the Deliverer's per-interval stats
   uint64_t delivery_retries_ = 0;

@@ -1,9 +1,12 @@
 #include "plugin/config.h"
 
 #include <librdkafka/rdkafkacpp.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -23,7 +26,8 @@ const std::set<std::string>& BridgeOwnedKafkaKeys() {
                                              "acks",
                                              "request.required.acks",
                                              "partitioner",
-                                             "transactional.id"};
+                                             "transactional.id",
+                                             "group.instance.id"};
   return keys;
 }
 
@@ -98,8 +102,11 @@ Status ParseKafka(const YAML::Node& node, const std::string& path, BridgeConfig*
     auto value = ScalarAt(entry.second, key_path);
     if (!value.ok()) return value.status();
     if (BridgeOwnedKafkaKeys().count(key)) {
-      return KeyError(key_path, "is set by the bridge itself and cannot be overridden" +
-                                    std::string(key == "group.id" ? " (use group_id)" : ""));
+      return KeyError(key_path,
+                      "is set by the bridge itself and cannot be overridden" +
+                          std::string(key == "group.id"            ? " (use group_id)"
+                                      : key == "group.instance.id" ? " (use group_instance_id)"
+                                                                   : ""));
     }
     if (key == "bootstrap.servers" && *value == kEmbeddedBootstrap) {
       config->embedded = true;
@@ -226,6 +233,32 @@ Status ParseTopLevel(const YAML::Node& root, BridgeConfig* config) {
          c.group_id = *t;
          return Status::Ok();
        }},
+      {"group_instance_id",
+       [&c](auto& n, auto& p) {
+         auto text = ScalarAt(n, p);
+         if (!text.ok()) return text.status();
+         c.group_instance_id = *text;
+         return Status::Ok();
+       }},
+      {"retention_margin",
+       [&c](auto& n, auto& p) {
+         auto text = ScalarAt(n, p);
+         if (!text.ok()) return text.status();
+         auto ms = ParseDurationMs(*text);
+         if (!ms.ok()) return ms.status().WithContext(p);
+         c.retention_margin_ms = *ms;
+         return Status::Ok();
+       }},
+      {"allow_unsafe_retention",
+       [&c](auto& n, auto& p) {
+         auto text = ScalarAt(n, p);
+         if (!text.ok()) return text.status();
+         if (*text != "true" && *text != "false") {
+           return KeyError(p, "must be true or false, got " + Quote(*text));
+         }
+         c.allow_unsafe_retention = *text == "true";
+         return Status::Ok();
+       }},
       {"storage", track("storage", [&c](auto& n, auto& p) { return ParseStorage(n, p, &c); })},
       {"wheel", [&c](auto& n, auto& p) { return ParseWheel(n, p, &c); }},
       {"max_delay",
@@ -316,6 +349,18 @@ std::set<std::string> BridgeConfig::OutputTopics() const {
   return topics;
 }
 
+std::string DefaultGroupInstanceId(const std::string& storage_dir) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "unknown");
+  std::error_code ec;
+  const std::string dir = std::filesystem::absolute(storage_dir, ec).lexically_normal().string();
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a: stable across builds and runs
+  for (unsigned char ch : dir) hash = (hash ^ ch) * 1099511628211ull;
+  char suffix[17];
+  std::snprintf(suffix, sizeof(suffix), "%016llx", static_cast<unsigned long long>(hash));
+  return std::string("delaybridge-") + host + "-" + suffix;
+}
+
 Result<int64_t> ParseDurationMs(std::string_view text) {
   static const std::pair<const char*, int64_t> kUnits[] = {
       {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}};
@@ -384,7 +429,13 @@ std::string DescribeConfig(const BridgeConfig& c) {
       << " storage.checkpoint_interval_ms=" << c.checkpoint_interval_ms
       << " wheel.tick_ms=" << c.tick_ms << " wheel.preload_seconds=" << c.preload_seconds
       << " wheel.max_preloaded_records=" << c.max_preloaded_records
-      << " max_delay_ms=" << c.max_delay_ms << " max_record_bytes=" << c.max_record_bytes;
+      << " max_delay_ms=" << c.max_delay_ms << " max_record_bytes=" << c.max_record_bytes
+      << " retention_margin_ms=" << c.retention_margin_ms
+      << " allow_unsafe_retention=" << (c.allow_unsafe_retention ? "true" : "false")
+      << " group_instance_id="
+      << (!c.group_instance_id           ? "(derived)"
+          : c.group_instance_id->empty() ? "(none)"
+                                         : *c.group_instance_id);
   if (!c.kafka_stats_file.empty()) out << " kafka_stats_file=" << c.kafka_stats_file;
   out << " kafka{";
   sep = "";

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -30,6 +31,10 @@ struct BridgeConfig {
   std::set<std::string> allowed_targets;      // topics x-target-topic may name
   std::string dead_letter_topic;
   std::string group_id = "delaybridge";
+  // Static group membership (KIP-345), so a restarted instance gets its partitions back at
+  // once. nullopt: derived from the host name and storage.dir (DefaultGroupInstanceId); an
+  // empty string turns static membership off.
+  std::optional<std::string> group_instance_id;
 
   std::string storage_dir;
   int64_t sync_interval_ms = 5;  // group commit period: Sync() then commit source offsets
@@ -41,6 +46,10 @@ struct BridgeConfig {
   int64_t checkpoint_interval_ms = 100;      // how often moved checkpoints are persisted
 
   int64_t max_delay_ms = 3650LL * 24 * 3600 * 1000;
+  // A delay topic must keep records for max_delay + retention_margin (plugin/retention_check.h)
+  // unless allow_unsafe_retention says the operator accepts losing records Kafka deletes early.
+  int64_t retention_margin_ms = 24LL * 3600 * 1000;
+  bool allow_unsafe_retention = false;
   uint32_t max_record_bytes = 1024 * 1024;  // key + value + headers of one record
 
   int embedded_partitions = 4;  // partitions of each topic the embedded broker creates
@@ -53,6 +62,10 @@ struct BridgeConfig {
   // Every topic the bridge writes to: route targets, allowed targets, dead-letter topic.
   std::set<std::string> OutputTopics() const;
 };
+
+// "delaybridge-<host name>-<hash of the absolute storage.dir>": the same after a restart on the
+// same machine, different for another machine or another store directory on the same one.
+std::string DefaultGroupInstanceId(const std::string& storage_dir);
 
 // Parses a duration: an unsigned integer followed by ms, s, m, h or d ("500ms", "3650d").
 Result<int64_t> ParseDurationMs(std::string_view text);

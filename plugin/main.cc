@@ -17,6 +17,7 @@
 #include "plugin/config.h"
 #include "plugin/embedded_cluster.h"
 #include "plugin/log.h"
+#include "plugin/retention_check.h"
 
 namespace {
 
@@ -88,6 +89,39 @@ Status PrepareStorageDir(const std::string& dir) {
   return Status::Ok();
 }
 
+// Kafka holds the truth, so a delay topic must keep a record until it is delivered: refuses to
+// start (exit 2) when Kafka could delete one earlier, unless allow_unsafe_retention. A broker
+// that cannot answer now is not a reason to refuse: the bridge waits for brokers anyway.
+bool RetentionIsSafe(const BridgeConfig& config, const std::string& bootstrap, Logger& logger) {
+  if (config.embedded) return true;  // an in-memory broker that deletes nothing
+  std::map<std::string, std::string> kafka = config.kafka;
+  kafka["bootstrap.servers"] = bootstrap;
+  std::set<std::string> topics;
+  for (const auto& [from, to] : config.routes) topics.insert(from);
+  auto retention = DescribeRetention(kafka, topics, kCheckTimeoutMs);
+  if (!retention.ok()) {
+    logger.Warn("cannot check the delay topics' retention: " + retention.status().ToString() +
+                " (records Kafka deletes before they are due cannot be rebuilt after a failover)");
+    return true;
+  }
+  const std::vector<std::string> problems =
+      RetentionProblems(*retention, config.max_delay_ms, config.retention_margin_ms);
+  for (const auto& problem : problems) {
+    if (config.allow_unsafe_retention) {
+      logger.Warn(problem + " (allowed by allow_unsafe_retention)");
+    } else {
+      logger.Error(problem);
+    }
+  }
+  if (!problems.empty() && !config.allow_unsafe_retention) {
+    logger.Error(
+        "refusing to start: fix the topic settings above, or set "
+        "allow_unsafe_retention: true to accept that Kafka may delete pending records");
+    return false;
+  }
+  return true;
+}
+
 int Check(const BridgeConfig& config, const std::string& bootstrap, Logger& logger) {
   std::map<std::string, std::string> kafka = config.kafka;
   kafka["bootstrap.servers"] = bootstrap;
@@ -102,6 +136,7 @@ int Check(const BridgeConfig& config, const std::string& bootstrap, Logger& logg
     logger.Warn("check: topic " + topic +
                 " does not exist (yet); the bridge needs it unless the brokers auto-create it");
   }
+  if (!RetentionIsSafe(config, bootstrap, logger)) return kExitUsageOrConfig;
   logger.Info("check passed: configuration valid, " + std::to_string(result->brokers) +
               " broker(s) reachable at " + bootstrap);
   return kExitOk;
@@ -144,6 +179,7 @@ int Main(int argc, char** argv) {
   }
 
   if (options.check) return Check(*config, bootstrap, logger);
+  if (!RetentionIsSafe(*config, bootstrap, logger)) return kExitUsageOrConfig;
 
   SystemClock clock;
   Bridge bridge(*config, bootstrap, logger, clock);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "plugin/store_identity.h"
 #include "storage/delivery_checkpoint.h"
 
 namespace delaybridge::plugin {
@@ -11,13 +12,35 @@ namespace {
 constexpr int64_t kMsPerHour = 3'600'000;
 }
 
-Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(const TopicPartitionId& id,
-                                                             const std::string& storage_dir,
-                                                             const storage::StoreOptions& options,
-                                                             int64_t now_ms,
-                                                             storage::RecoveryReport* report) {
+namespace {
+
+// Empties a store directory that holds another history of the partition. Returns whether there
+// was one to empty.
+Result<bool> DiscardForeignStore(const std::string& dir, const std::string& wanted_store_id) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return false;
+  auto local_id = ReadOrCreateStoreId(dir);
+  if (!local_id.ok()) return local_id.status();
+  if (*local_id == wanted_store_id) return false;
+  std::filesystem::remove_all(dir, ec);
+  if (ec) return Status::IOError("empty " + dir + ": " + ec.message());
+  return true;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(
+    const TopicPartitionId& id, const std::string& storage_dir,
+    const storage::StoreOptions& options, int64_t now_ms,
+    const std::optional<ProgressMetadata>& kafka_state, storage::RecoveryReport* report) {
   storage::StoreOptions opts = options;
   opts.dir = (std::filesystem::path(storage_dir) / id.ToString()).string();
+  bool rebuilt = false;
+  if (kafka_state) {
+    auto discarded = DiscardForeignStore(opts.dir, kafka_state->store_id);
+    if (!discarded.ok()) return discarded.status();
+    rebuilt = *discarded;
+  }
   auto log = storage::DelayLogStore::Open(opts, report);
   if (!log.ok()) return log.status().WithContext("open store " + opts.dir);
   auto checkpoint = storage::ReadDeliveryCheckpoint(opts.dir);
@@ -25,6 +48,10 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(const TopicPartitio
 
   auto marker = SourceOffsetMarker::Open(opts.dir);
   if (!marker.ok()) return marker.status();
+  auto store_id = ReadOrCreateStoreId(opts.dir);
+  if (!store_id.ok()) return store_id.status();
+  // A new store for a partition Kafka has progress for: everything is read again.
+  rebuilt = rebuilt || (kafka_state && kafka_state->store_id != *store_id);
 
   RecordPosition start{now_ms, 0};
   bool had_checkpoint = false;
@@ -35,13 +62,20 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(const TopicPartitio
     // Records but no checkpoint (a crash before the first write): nothing was delivered.
     start = RecordPosition{hours.front() * kMsPerHour, 0};
   }
-  return std::unique_ptr<PartitionStore>(new PartitionStore(
-      id, std::move(log).value(), std::move(marker).value(), start, had_checkpoint));
+  // Kafka's checkpoint can be ahead of the local file (written less often, or by a previous
+  // owner): records before it were delivered.
+  if (kafka_state) start = std::max(start, RecordPosition{kafka_state->checkpoint_ms, 0});
+  return std::unique_ptr<PartitionStore>(
+      new PartitionStore(id, std::move(log).value(), std::move(marker).value(), start,
+                         had_checkpoint, std::move(store_id).value(), rebuilt));
 }
 
 PartitionStore::PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,
-                               SourceOffsetMarker marker, RecordPosition start, bool had_checkpoint)
+                               SourceOffsetMarker marker, RecordPosition start, bool had_checkpoint,
+                               std::string store_id, bool rebuilt)
     : id_(std::move(id)),
+      store_id_(std::move(store_id)),
+      rebuilt_(rebuilt),
       log_(std::move(log)),
       marker_(std::move(marker)),
       stored_below_(marker_.recovered()),
@@ -51,10 +85,69 @@ PartitionStore::PartitionStore(TopicPartitionId id, std::unique_ptr<storage::Del
       preloaded_until_second_(start.deliver_at_ms / 1000),
       last_persisted_(start) {}
 
-void PartitionStore::ResumeFrom(std::optional<int64_t> committed_offset) {
-  if (!committed_offset || !stored_below_ || *stored_below_ <= *committed_offset) {
-    stored_below_.reset();
+std::optional<int64_t> PartitionStore::Resume(std::optional<int64_t> committed_offset,
+                                              const std::optional<ProgressMetadata>& kafka_state) {
+  const std::vector<int64_t> hours = log_->Hours();
+  // Records recovered from this store, whose offsets are unknown: they hold the low watermark
+  // at the committed one until the checkpoint passes the end of the store's last hour.
+  const int64_t recovered_until_ms = hours.empty() ? 0 : (hours.back() + 1) * kMsPerHour;
+  std::optional<int64_t> start_offset;
+  if (kafka_state && committed_offset) {
+    start_offset = *committed_offset;
+    if (!rebuilt_ && stored_below_) start_offset = std::max(*start_offset, *stored_below_);
+    if (*start_offset < kafka_state->ingest_position) finished_ = kafka_state;
+    stored_below_.reset();  // reading starts past what the store holds
+    if (!hours.empty()) {
+      progress_.AddRecovered(recovered_until_ms, *committed_offset, kafka_state->late_below);
+    }
+  } else {
+    if (!committed_offset || !stored_below_ || *stored_below_ <= *committed_offset) {
+      stored_below_.reset();
+    }
+    start_offset = committed_offset;
+    // Offsets of an older store (or an older bridge) are not known: nothing below them can
+    // be declared finished until its records are delivered.
+    if (!hours.empty()) progress_.AddRecovered(recovered_until_ms, 0, 0);
   }
+  if (start_offset) progress_.StartAt(*start_offset);
+  return start_offset;
+}
+
+bool PartitionStore::Finished(int64_t offset, bool rejected, int64_t requested_ms) {
+  if (!finished_) return false;
+  if (offset >= finished_->ingest_position) {
+    finished_.reset();  // past what the previous owner read: nothing more to skip
+    return false;
+  }
+  return finished_->Finished(offset, rejected, requested_ms);
+}
+
+std::optional<CommittedOffset> PartitionStore::TakeProgressToCommit(int64_t now_ms, bool force) {
+  // While records the previous commit describes are being read again, that commit stays the
+  // truth: one from here could not say which of the records not yet re-read were finished.
+  if (!progress_.has_position() || finished_) return std::nullopt;
+  const RecordPosition watermark = tracker_.Watermark(preloaded_until_second_ * 1000, now_ms);
+  const PartitionProgress::Snapshot snapshot = progress_.Take(watermark);
+  // An idle partition's checkpoint follows the clock; committing it would only rewrite the
+  // same state, so a moved checkpoint alone counts when it covers new deliveries.
+  const bool unchanged = last_snapshot_ &&
+                         last_snapshot_->low_watermark == snapshot.low_watermark &&
+                         last_snapshot_->late_below == snapshot.late_below &&
+                         last_snapshot_->ingest_position == snapshot.ingest_position &&
+                         acknowledged_since_commit_ == 0;
+  if (!force && unchanged) return std::nullopt;
+  const ProgressMetadata metadata{store_id_, watermark.deliver_at_ms, snapshot.late_below,
+                                  snapshot.ingest_position};
+  last_commit_ = CommittedOffset{snapshot.low_watermark, EncodeProgressMetadata(metadata)};
+  last_snapshot_ = snapshot;
+  acknowledged_since_commit_ = 0;
+  return last_commit_;
+}
+
+bool PartitionStore::Acknowledge(RecordPosition position) {
+  if (!tracker_.Acknowledge(position)) return false;
+  ++acknowledged_since_commit_;
+  return true;
 }
 
 Result<std::optional<RecordPosition>> PartitionStore::Append(const DelayedRecord& record,
@@ -65,6 +158,9 @@ Result<std::optional<RecordPosition>> PartitionStore::Append(const DelayedRecord
   auto appended = log_->Append(deliver_at_ms, encoded);
   if (!appended.ok()) return appended.status();
   offsets_.AddStored(record.source_offset, appended->sequence);
+  // Placed later than asked: a rebuild could not tell where, so it holds late_below back.
+  progress_.AddStored(record.source_offset, deliver_at_ms,
+                      deliver_at_ms != record.requested_deliver_at_ms);
   if (appended->second >= preloaded_until_second_) return std::optional<RecordPosition>();
   // The preloader has passed this second: the record goes to the wheel directly, and the
   // tracker must hold it from now on so no checkpoint can claim it delivered.

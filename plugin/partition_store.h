@@ -1,8 +1,12 @@
 // PartitionStore: everything the bridge keeps for one assigned delay-topic partition: its
 // DelayLogStore in <storage.dir>/<topic>-<partition>/ with the delivery checkpoint beside it,
-// the delivered watermark (DeliveryTracker), the committable source offsets (SourceOffsets),
-// and how far the preloader has walked (preloaded_until_second). One directory per partition
-// means a partition can move to another bridge instance by moving its directory.
+// the delivered watermark (DeliveryTracker), the source offsets the local store durably holds
+// (SourceOffsets, for the local marker), the progress Kafka holds (PartitionProgress, committed
+// with ProgressMetadata), and how far the preloader has walked (preloaded_until_second).
+//
+// The local store is a cache of the delay topic: it is reused when the group's last commit came
+// from it (same store id), and otherwise emptied and rebuilt by reading the delay topic again
+// from the committed low watermark, skipping what the previous owner finished.
 //
 // Thread-safety: none; the bridge's event-loop thread owns it.
 #pragma once
@@ -15,6 +19,8 @@
 #include "core/status.h"
 #include "plugin/delayed_record.h"
 #include "plugin/delivery_tracker.h"
+#include "plugin/partition_progress.h"
+#include "plugin/progress_metadata.h"
 #include "plugin/source_consumer.h"
 #include "plugin/source_offset_marker.h"
 #include "plugin/source_offsets.h"
@@ -26,20 +32,26 @@ namespace delaybridge::plugin {
 class PartitionStore {
  public:
   // Opens (recovering) the store and reads its checkpoint. now_ms seeds the watermark of a
-  // store that has neither records nor a checkpoint.
-  static Result<std::unique_ptr<PartitionStore>> Open(const TopicPartitionId& id,
-                                                      const std::string& storage_dir,
-                                                      const storage::StoreOptions& options,
-                                                      int64_t now_ms,
-                                                      storage::RecoveryReport* report);
+  // store that has neither records nor a checkpoint. kafka_state: the progress metadata of the
+  // group's committed offset; when it names another store, the local one is emptied first
+  // (rebuilt()).
+  static Result<std::unique_ptr<PartitionStore>> Open(
+      const TopicPartitionId& id, const std::string& storage_dir,
+      const storage::StoreOptions& options, int64_t now_ms,
+      const std::optional<ProgressMetadata>& kafka_state, storage::RecoveryReport* report);
 
   const TopicPartitionId& id() const { return id_; }
   storage::DelayLogStore& log() { return *log_; }
+  const std::string& dir() const { return log_->dir(); }
   DeliveryTracker& tracker() { return tracker_; }
   SourceOffsets& offsets() { return offsets_; }
-  // The checkpoint read at open: records ordered before it were delivered before.
+  // The checkpoint read at open (or Kafka's, when later): records ordered before it were
+  // delivered before.
   RecordPosition start() const { return start_; }
   bool had_checkpoint() const { return had_checkpoint_; }
+  const std::string& store_id() const { return store_id_; }
+  // The local store held another history of the partition and was emptied at open.
+  bool rebuilt() const { return rebuilt_; }
 
   // Every second before this one has been loaded into memory (or was empty).
   int64_t preloaded_until_second() const { return preloaded_until_second_; }
@@ -67,10 +79,27 @@ class PartitionStore {
   // Source records below this offset were already stored (or dead-lettered) before a restart:
   // a re-consumed one is skipped instead of being stored twice. See SourceOffsetMarker.
   std::optional<int64_t> stored_below() const { return stored_below_; }
-  // The marker is trusted only when the group resumes from a committed offset below it: with
-  // no commit (a new group, or the topic was deleted and re-created) offsets start over and
-  // an old marker would skip new records.
-  void ResumeFrom(std::optional<int64_t> committed_offset);
+  // Decides where reading starts, given the group's committed offset and its progress metadata
+  // (as passed to Open): nullopt leaves it to the committed offset or auto.offset.reset.
+  //  - Kafka state from this store: at the local marker (what the store durably holds) or the
+  //    committed low watermark, whichever is later.
+  //  - Kafka state from another store (rebuilt()): at the low watermark.
+  //  - An offset without our metadata: there, trusting the marker only below it.
+  //  - No commit (a new group, or the topic was deleted and re-created): offsets start over and
+  //    an old marker would skip new records, so it is ignored.
+  std::optional<int64_t> Resume(std::optional<int64_t> committed_offset,
+                                const std::optional<ProgressMetadata>& kafka_state);
+  // Whether a record read again was finished by the partition's previous owner (or by this
+  // store before a restart), per the committed progress; see ProgressMetadata::Finished.
+  bool Finished(int64_t offset, bool rejected, int64_t requested_ms);
+  PartitionProgress& progress() { return progress_; }
+  // The broker acknowledged the delivery of the record at position (DeliveryTracker).
+  bool Acknowledge(RecordPosition position);
+  // The low watermark and metadata to commit when they changed since the last call (always,
+  // with force); nullopt before anything was read, and while re-reading records the previous
+  // commit describes (a rebuild), whose commit stays valid until then.
+  std::optional<CommittedOffset> TakeProgressToCommit(int64_t now_ms, bool force);
+  const std::optional<CommittedOffset>& last_commit() const { return last_commit_; }
   // Records the offset about to be committed (before the commit itself is sent).
   Status MarkCommittable(int64_t next_offset) { return marker_.Write(next_offset); }
 
@@ -87,9 +116,12 @@ class PartitionStore {
 
  private:
   PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,
-                 SourceOffsetMarker marker, RecordPosition start, bool had_checkpoint);
+                 SourceOffsetMarker marker, RecordPosition start, bool had_checkpoint,
+                 std::string store_id, bool rebuilt);
 
   TopicPartitionId id_;
+  std::string store_id_;
+  bool rebuilt_;
   std::unique_ptr<storage::DelayLogStore> log_;
   SourceOffsetMarker marker_;
   std::optional<int64_t> stored_below_;
@@ -97,6 +129,11 @@ class PartitionStore {
   bool had_checkpoint_;
   DeliveryTracker tracker_;
   SourceOffsets offsets_;
+  PartitionProgress progress_;
+  std::optional<ProgressMetadata> finished_;    // the skip rule while re-reading
+  std::optional<CommittedOffset> last_commit_;  // what TakeProgressToCommit returned last
+  std::optional<PartitionProgress::Snapshot> last_snapshot_;
+  uint64_t acknowledged_since_commit_ = 0;
   int64_t preloaded_until_second_;
   RecordPosition last_persisted_;
   bool checkpoint_in_flight_ = false;

@@ -1,5 +1,10 @@
 #include "plugin/source_consumer.h"
 
+#include <librdkafka/rdkafka.h>
+
+#include <cstdlib>
+#include <cstring>
+
 namespace delaybridge::plugin {
 
 namespace {
@@ -10,19 +15,34 @@ std::vector<TopicPartitionId> ToIds(const std::vector<RdKafka::TopicPartition*>&
   return ids;
 }
 
-// Owns the TopicPartition objects librdkafka's commit API wants.
-class OffsetList {
+// Owns a C partition list: librdkafka's C++ API (2.0) has no offset metadata.
+class PartitionList {
  public:
-  explicit OffsetList(const std::map<TopicPartitionId, int64_t>& offsets) {
-    for (const auto& [id, offset] : offsets) {
-      list_.push_back(RdKafka::TopicPartition::create(id.topic, id.partition, offset));
+  explicit PartitionList(size_t size) : list_(rd_kafka_topic_partition_list_new(size)) {}
+  explicit PartitionList(const std::map<TopicPartitionId, CommittedOffset>& offsets)
+      : PartitionList(offsets.size()) {
+    for (const auto& [id, committed] : offsets) {
+      rd_kafka_topic_partition_t* tp = Add(id);
+      tp->offset = committed.offset;
+      if (!committed.metadata.empty()) {
+        // Freed by rd_kafka_topic_partition_list_destroy.
+        tp->metadata = std::malloc(committed.metadata.size());
+        std::memcpy(tp->metadata, committed.metadata.data(), committed.metadata.size());
+        tp->metadata_size = committed.metadata.size();
+      }
     }
   }
-  ~OffsetList() { RdKafka::TopicPartition::destroy(list_); }
-  std::vector<RdKafka::TopicPartition*>& get() { return list_; }
+  ~PartitionList() { rd_kafka_topic_partition_list_destroy(list_); }
+  PartitionList(const PartitionList&) = delete;
+  PartitionList& operator=(const PartitionList&) = delete;
+
+  rd_kafka_topic_partition_t* Add(const TopicPartitionId& id) {
+    return rd_kafka_topic_partition_list_add(list_, id.topic.c_str(), id.partition);
+  }
+  rd_kafka_topic_partition_list_t* get() { return list_; }
 
  private:
-  std::vector<RdKafka::TopicPartition*> list_;
+  rd_kafka_topic_partition_list_t* list_;
 };
 
 IncomingRecord ToIncoming(RdKafka::Message& m) {
@@ -55,7 +75,12 @@ void SourceConsumer::Rebalance::rebalance_cb(RdKafka::KafkaConsumer* consumer,
                                              std::vector<RdKafka::TopicPartition*>& partitions) {
   const bool cooperative = consumer->rebalance_protocol() == "COOPERATIVE";
   if (err == RdKafka::ERR__ASSIGN_PARTITIONS) {
-    listener_.OnAssigned(ToIds(partitions));
+    const std::map<TopicPartitionId, int64_t> starts = listener_.OnAssigned(ToIds(partitions));
+    for (auto* tp : partitions) {
+      if (auto it = starts.find({tp->topic(), tp->partition()}); it != starts.end()) {
+        tp->set_offset(it->second);
+      }
+    }
     if (cooperative) {
       if (RdKafka::Error* e = consumer->incremental_assign(partitions)) {
         logger_.Error("incremental_assign failed: " + e->str());
@@ -95,14 +120,18 @@ SourceConsumer::SourceConsumer(Logger& logger, RebalanceListener& listener, Kafk
 SourceConsumer::~SourceConsumer() { Close(); }
 
 Result<std::unique_ptr<SourceConsumer>> SourceConsumer::Create(
-    const std::map<std::string, std::string>& kafka, const std::string& group_id, Logger& logger,
-    RebalanceListener& listener, KafkaStatsFile* stats) {
+    const std::map<std::string, std::string>& kafka, const std::string& group_id,
+    const std::string& group_instance_id, Logger& logger, RebalanceListener& listener,
+    KafkaStatsFile* stats) {
   std::unique_ptr<SourceConsumer> c(new SourceConsumer(logger, listener, stats));
   std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::string errstr;
   // A new group starts at the beginning of the delay topics: records produced before the
-  // bridge first joined are delayed records too. The user's kafka map may override this.
-  const std::pair<const char*, const char*> kDefaults[] = {{"auto.offset.reset", "earliest"}};
+  // bridge first joined are delayed records too. Cooperative rebalancing, so an instance
+  // joining or leaving does not stop the others' deliveries. The user's kafka map may override
+  // these.
+  const std::pair<const char*, const char*> kDefaults[] = {
+      {"auto.offset.reset", "earliest"}, {"partition.assignment.strategy", "cooperative-sticky"}};
   for (const auto& [key, value] : kDefaults) {
     if (conf->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {
       return Status::InvalidArgument(std::string("consumer: ") + key + ": " + errstr);
@@ -120,6 +149,10 @@ Result<std::unique_ptr<SourceConsumer>> SourceConsumer::Create(
     if (conf->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {
       return Status::InvalidArgument(std::string("consumer property ") + key + ": " + errstr);
     }
+  }
+  if (!group_instance_id.empty() &&
+      conf->set("group.instance.id", group_instance_id, errstr) != RdKafka::Conf::CONF_OK) {
+    return Status::InvalidArgument("group_instance_id: " + errstr);
   }
   if (conf->set("event_cb", &c->events_, errstr) != RdKafka::Conf::CONF_OK ||
       conf->set("rebalance_cb", &c->rebalance_, errstr) != RdKafka::Conf::CONF_OK ||
@@ -153,37 +186,37 @@ std::vector<IncomingRecord> SourceConsumer::Poll(size_t max_records) {
   return records;
 }
 
-void SourceConsumer::CommitAsync(const std::map<TopicPartitionId, int64_t>& offsets) {
+void SourceConsumer::CommitAsync(const std::map<TopicPartitionId, CommittedOffset>& offsets) {
   if (offsets.empty()) return;
-  OffsetList list(offsets);
-  const RdKafka::ErrorCode err = consumer_->commitAsync(list.get());
-  if (err != RdKafka::ERR_NO_ERROR) logger_.Warn("commit offsets: " + RdKafka::err2str(err));
+  PartitionList list(offsets);
+  const rd_kafka_resp_err_t err = rd_kafka_commit(consumer_->c_ptr(), list.get(), 1);
+  if (err) logger_.Warn(std::string("commit offsets: ") + rd_kafka_err2str(err));
 }
 
-Status SourceConsumer::CommitSync(const std::map<TopicPartitionId, int64_t>& offsets) {
+Status SourceConsumer::CommitSync(const std::map<TopicPartitionId, CommittedOffset>& offsets) {
   if (offsets.empty()) return Status::Ok();
-  OffsetList list(offsets);
-  const RdKafka::ErrorCode err = consumer_->commitSync(list.get());
-  if (err != RdKafka::ERR_NO_ERROR) {
-    return Status::Unavailable("commit offsets: " + RdKafka::err2str(err));
-  }
+  PartitionList list(offsets);
+  const rd_kafka_resp_err_t err = rd_kafka_commit(consumer_->c_ptr(), list.get(), 0);
+  if (err) return Status::Unavailable(std::string("commit offsets: ") + rd_kafka_err2str(err));
   return Status::Ok();
 }
 
-Result<std::map<TopicPartitionId, int64_t>> SourceConsumer::Committed(
+Result<std::map<TopicPartitionId, CommittedOffset>> SourceConsumer::Committed(
     const std::vector<TopicPartitionId>& partitions, int timeout_ms) {
-  std::map<TopicPartitionId, int64_t> query;
-  for (const auto& id : partitions) query[id] = RdKafka::Topic::OFFSET_INVALID;
-  OffsetList list(query);
-  const RdKafka::ErrorCode err = consumer_->committed(list.get(), timeout_ms);
-  if (err != RdKafka::ERR_NO_ERROR) {
-    return Status::Unavailable("read committed offsets: " + RdKafka::err2str(err));
+  PartitionList list(partitions.size());
+  for (const auto& id : partitions) list.Add(id);
+  const rd_kafka_resp_err_t err = rd_kafka_committed(consumer_->c_ptr(), list.get(), timeout_ms);
+  if (err) {
+    return Status::Unavailable(std::string("read committed offsets: ") + rd_kafka_err2str(err));
   }
-  std::map<TopicPartitionId, int64_t> committed;
-  for (const auto* tp : list.get()) {
-    if (tp->err() == RdKafka::ERR_NO_ERROR && tp->offset() >= 0) {
-      committed[{tp->topic(), tp->partition()}] = tp->offset();
-    }
+  std::map<TopicPartitionId, CommittedOffset> committed;
+  for (int i = 0; i < list.get()->cnt; ++i) {
+    const rd_kafka_topic_partition_t& tp = list.get()->elems[i];
+    if (tp.err || tp.offset < 0) continue;
+    CommittedOffset c{tp.offset, std::string()};
+    if (tp.metadata != nullptr)
+      c.metadata.assign(static_cast<const char*>(tp.metadata), tp.metadata_size);
+    committed[{tp.topic, tp.partition}] = std::move(c);
   }
   return committed;
 }

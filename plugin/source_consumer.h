@@ -1,8 +1,11 @@
 // SourceConsumer: the consumer-group member reading the delay topics. Offsets are never
-// committed automatically: the bridge commits explicit offsets once the records they cover
-// are durable. Partition assignment and revocation are reported to a RebalanceListener,
-// called on the polling thread before the assignment changes, so the listener can open
-// stores or sync, commit and close them.
+// committed automatically: the bridge commits each partition's low watermark with its progress
+// in the offset's metadata (plugin/progress_metadata.h). Membership is static when a
+// group.instance.id is given (a restarted instance gets its partitions back without waiting for
+// the session timeout) and assignment is cooperative-sticky by default (a joining or leaving
+// instance moves only the partitions it must). Partition assignment and revocation are reported
+// to a RebalanceListener, called on the polling thread before the assignment changes, so the
+// listener can open stores (and choose where reading starts) or sync, commit and close them.
 //
 // Thread-safety: one owner thread calls every method; rebalance callbacks arrive on it from
 // Poll() and Close().
@@ -33,18 +36,29 @@ struct TopicPartitionId {
   std::string ToString() const { return topic + "-" + std::to_string(partition); }
 };
 
+// A committed offset ("resume at offset") and the metadata committed with it.
+struct CommittedOffset {
+  int64_t offset = 0;
+  std::string metadata;
+};
+
 class RebalanceListener {
  public:
   virtual ~RebalanceListener() = default;
-  virtual void OnAssigned(const std::vector<TopicPartitionId>& partitions) = 0;
+  // Returns where to start reading each partition; a partition left out starts at the group's
+  // committed offset (or auto.offset.reset when there is none).
+  virtual std::map<TopicPartitionId, int64_t> OnAssigned(
+      const std::vector<TopicPartitionId>& partitions) = 0;
   virtual void OnRevoked(const std::vector<TopicPartitionId>& partitions) = 0;
 };
 
 class SourceConsumer {
  public:
+  // group_instance_id: empty for dynamic membership.
   static Result<std::unique_ptr<SourceConsumer>> Create(
-      const std::map<std::string, std::string>& kafka, const std::string& group_id, Logger& logger,
-      RebalanceListener& listener, KafkaStatsFile* stats = nullptr);
+      const std::map<std::string, std::string>& kafka, const std::string& group_id,
+      const std::string& group_instance_id, Logger& logger, RebalanceListener& listener,
+      KafkaStatsFile* stats = nullptr);
   ~SourceConsumer();
 
   Status Subscribe(const std::vector<std::string>& topics);
@@ -53,13 +67,13 @@ class SourceConsumer {
   // as a side effect. Consumer errors are logged (the broker being down is not fatal).
   std::vector<IncomingRecord> Poll(size_t max_records);
 
-  // Commits "resume at offset" for each partition.
-  void CommitAsync(const std::map<TopicPartitionId, int64_t>& offsets);
-  Status CommitSync(const std::map<TopicPartitionId, int64_t>& offsets);
+  // Commits "resume at offset", with its metadata, for each partition.
+  void CommitAsync(const std::map<TopicPartitionId, CommittedOffset>& offsets);
+  Status CommitSync(const std::map<TopicPartitionId, CommittedOffset>& offsets);
 
-  // The group's committed offsets (blocking, up to timeout_ms); partitions without a commit
-  // are absent. Unavailable when the coordinator did not answer.
-  Result<std::map<TopicPartitionId, int64_t>> Committed(
+  // The group's committed offsets and their metadata (blocking, up to timeout_ms); partitions
+  // without a commit are absent. Unavailable when the coordinator did not answer.
+  Result<std::map<TopicPartitionId, CommittedOffset>> Committed(
       const std::vector<TopicPartitionId>& partitions, int timeout_ms);
 
   // Stops (or restarts) fetching from every assigned partition while staying in the group:

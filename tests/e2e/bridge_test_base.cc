@@ -25,34 +25,20 @@ void BridgeTestBase::SetUpBridge(const BridgeTopology& topology, const std::stri
   target_topic_ = base + ".delivered";
   alt_topic_ = base + ".other";
   dlq_topic_ = base + ".dlq";
-  const Status created = CreateTopics(bootstrap_, {{delay_topic_, topology.delay_partitions},
-                                                   {target_topic_, topology.target_partitions},
-                                                   {alt_topic_, topology.alt_partitions},
-                                                   {dlq_topic_, topology.dlq_partitions}});
+  const Status created = CreateTopics(
+      bootstrap_, {{delay_topic_, topology.delay_partitions, topology.delay_topic_configs},
+                   {target_topic_, topology.target_partitions},
+                   {alt_topic_, topology.alt_partitions},
+                   {dlq_topic_, topology.dlq_partitions}});
   ASSERT_TRUE(created.ok()) << created.ToString();
 
   work_dir_ = std::filesystem::temp_directory_path() / base;
   std::filesystem::create_directories(work_dir_ / "data");
+  group_id_ = base + ".bridge";
+  extra_yaml_ = extra_yaml;
+  short_session_timeout_ = short_session_timeout;
   config_path_ = (work_dir_ / "config.yaml").string();
-  std::ofstream config(config_path_);
-  config << "kafka:\n"
-         << "  bootstrap.servers: " << Quoted(bootstrap_) << "\n"
-         << (short_session_timeout ? "  session.timeout.ms: \"6000\"\n" : "") << "routes:\n"
-         << "  " << Quoted(delay_topic_) << ": " << Quoted(target_topic_) << "\n"
-         << "allowed_targets: [" << Quoted(target_topic_) << ", " << Quoted(alt_topic_) << "]\n"
-         << "dead_letter_topic: " << Quoted(dlq_topic_) << "\n"
-         << "group_id: " << Quoted(base + ".bridge") << "\n"
-         << "storage:\n"
-         << "  dir: " << Quoted((work_dir_ / "data").string()) << "\n"
-         << "  checkpoint_interval_ms: " << kCheckpointIntervalMs << "\n"
-         << "wheel:\n"
-         << "  tick_ms: 1\n"
-         << "  preload_seconds: 5\n"
-         << "max_delay: 1h\n"
-         << "stats_interval_s: 5\n"
-         << extra_yaml;
-  config.close();
-  ASSERT_TRUE(config.good()) << "writing " << config_path_;
+  ASSERT_NO_FATAL_FAILURE(WriteConfig(config_path_, (work_dir_ / "data").string(), ""));
 
   bridge_ = std::make_unique<testing::BridgeProcess>(DELAYBRIDGE_BIN, config_path_,
                                                      (work_dir_ / "bridge.log").string());
@@ -67,6 +53,37 @@ void BridgeTestBase::SetUpBridge(const BridgeTopology& topology, const std::stri
                                        {alt_topic_, topology.alt_partitions},
                                        {dlq_topic_, topology.dlq_partitions}});
   ASSERT_TRUE(assigned.ok()) << assigned.ToString();
+}
+
+void BridgeTestBase::WriteConfig(const std::string& path, const std::string& data_dir,
+                                 const std::string& instance_yaml) const {
+  std::ofstream config(path);
+  config << "kafka:\n"
+         << "  bootstrap.servers: " << Quoted(bootstrap_) << "\n"
+         << (short_session_timeout_ ? "  session.timeout.ms: \"6000\"\n" : "") << "routes:\n"
+         << "  " << Quoted(delay_topic_) << ": " << Quoted(target_topic_) << "\n"
+         << "allowed_targets: [" << Quoted(target_topic_) << ", " << Quoted(alt_topic_) << "]\n"
+         << "dead_letter_topic: " << Quoted(dlq_topic_) << "\n"
+         << "group_id: " << Quoted(group_id_) << "\n"
+         << "storage:\n"
+         << "  dir: " << Quoted(data_dir) << "\n"
+         << "  checkpoint_interval_ms: " << kCheckpointIntervalMs << "\n"
+         << "wheel:\n"
+         << "  tick_ms: 1\n"
+         << "  preload_seconds: 5\n"
+         << "max_delay: 1h\n"
+         << "stats_interval_s: 5\n"
+         << extra_yaml_ << instance_yaml;
+  config.close();
+  ASSERT_TRUE(config.good()) << "writing " << path;
+}
+
+std::unique_ptr<testing::BridgeProcess> BridgeTestBase::MakeInstance(
+    const std::string& name, const std::string& instance_yaml) const {
+  const std::string path = (work_dir_ / ("config-" + name + ".yaml")).string();
+  WriteConfig(path, (work_dir_ / ("data-" + name)).string(), instance_yaml);
+  return std::make_unique<testing::BridgeProcess>(DELAYBRIDGE_BIN, path,
+                                                  (work_dir_ / (name + ".log")).string());
 }
 
 void BridgeTestBase::TearDown() {

@@ -34,6 +34,7 @@ struct BridgeTopology {
   int target_partitions = 4;
   int alt_partitions = 3;
   int dlq_partitions = 2;
+  std::map<std::string, std::string> delay_topic_configs = {};  // e.g. retention.ms
 };
 
 class BridgeTestBase : public ::testing::Test {
@@ -44,6 +45,12 @@ class BridgeTestBase : public ::testing::Test {
   void SetUpBridge(const BridgeTopology& topology, const std::string& extra_yaml = "",
                    bool short_session_timeout = true);
   void TearDown() override;
+
+  // Another bridge instance in the same group with its own storage.dir (another machine):
+  // config-<name>.yaml and data-<name>/ in the work directory, log <name>.log; instance_yaml is
+  // appended to its config. Not started.
+  std::unique_ptr<testing::BridgeProcess> MakeInstance(const std::string& name,
+                                                       const std::string& instance_yaml = "") const;
 
   // Starts the bridge, then produces a probe record and waits until the bridge delivers it:
   // from then on the bridge has joined the group and delivers in real time.
@@ -72,15 +79,20 @@ class BridgeTestBase : public ::testing::Test {
   BridgeTopology topology_;
   std::filesystem::path work_dir_;
   std::string config_path_;
+  std::string group_id_;
   std::unique_ptr<testing::BridgeProcess> bridge_;
   std::unique_ptr<TestProducer> producer_;
   std::unique_ptr<TestConsumer> collector_;
   std::vector<ConsumedRecord> received_;
 
  private:
+  void WriteConfig(const std::string& path, const std::string& data_dir,
+                   const std::string& instance_yaml) const;
   void Absorb(std::vector<ConsumedRecord> records);
   Status KafkaScript(const std::string& command);
 
+  std::string extra_yaml_;
+  bool short_session_timeout_ = true;
   std::unordered_set<int64_t> seen_ids_;
   int probes_ = 0;
   bool broker_stopped_ = false;

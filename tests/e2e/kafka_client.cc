@@ -105,6 +105,12 @@ Status CreateTopics(const std::string& bootstrap, const std::vector<TopicSpec>& 
       return Status::InvalidArgument("topic " + spec.name + ": " + errstr);
     }
     new_topics.push_back(topic);
+    for (const auto& [name, value] : spec.configs) {
+      if (rd_kafka_NewTopic_set_config(topic, name.c_str(), value.c_str()) != 0) {
+        rd_kafka_NewTopic_destroy_array(new_topics.data(), new_topics.size());
+        return Status::InvalidArgument("topic " + spec.name + ": config " + name);
+      }
+    }
   }
   rd_kafka_AdminOptions_t* options = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
   rd_kafka_AdminOptions_set_operation_timeout(options, 30000, errstr, sizeof(errstr));

@@ -35,6 +35,7 @@ std::string UniqueName(std::string_view prefix);
 struct TopicSpec {
   std::string name;
   int partitions = 1;
+  std::map<std::string, std::string> configs = {};  // topic configs, e.g. retention.ms
 };
 
 // Creates the topics (replication factor 1) and waits until the broker's metadata lists every

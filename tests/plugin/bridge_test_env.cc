@@ -29,33 +29,46 @@ void BridgeTestEnv::Prepare(const BridgeTestOptions& options) {
 
   config_path_ = dir_->File("config.yaml");
   log_path_ = dir_->File("bridge.log");
-  std::ofstream config(config_path_);
+  ASSERT_NO_FATAL_FAILURE(WriteConfig(config_path_, dir_->File("data")));
+  bridge_ = std::make_unique<BridgeProcess>(DELAYBRIDGE_BINARY, config_path_, log_path_);
+  auto producer = TestProducer::Create(cluster_->bootstrap());
+  ASSERT_TRUE(producer.ok()) << producer.status().ToString();
+  producer_ = std::move(producer).value();
+}
+
+void BridgeTestEnv::WriteConfig(const std::string& path, const std::string& storage_dir) const {
+  const std::string base =
+      delay_topic_.substr(0, delay_topic_.size() - std::string(".delayed").size());
+  std::ofstream config(path);
   config << "kafka:\n"
          << "  bootstrap.servers: \"" << cluster_->bootstrap() << "\"\n"
          << "  session.timeout.ms: 6000\n"
          << "  heartbeat.interval.ms: 500\n"
-         << (options.kafka_stats ? "  statistics.interval.ms: 100\n" : "") << "routes:\n"
+         << (options_.kafka_stats ? "  statistics.interval.ms: 100\n" : "") << "routes:\n"
          << "  \"" << delay_topic_ << "\": \"" << target_topic_ << "\"\n"
          << "allowed_targets: [\"" << target_topic_ << "\", \"" << alt_topic_ << "\"]\n"
          << "dead_letter_topic: \"" << dlq_topic_ << "\"\n"
          << "group_id: \"" << base << ".bridge\"\n"
          << "storage:\n"
-         << "  dir: \"" << dir_->File("data") << "\"\n"
+         << "  dir: \"" << storage_dir << "\"\n"
          << "  checkpoint_interval_ms: 100\n"
          << "wheel:\n"
          << "  tick_ms: 1\n"
          << "  preload_seconds: 5\n"
-         << "  max_preloaded_records: " << options.max_preloaded_records << "\n"
-         << "max_delay: " << options.max_delay << "\n"
-         << "max_record_bytes: " << options.max_record_bytes << "\n"
+         << "  max_preloaded_records: " << options_.max_preloaded_records << "\n"
+         << "max_delay: " << options_.max_delay << "\n"
+         << "max_record_bytes: " << options_.max_record_bytes << "\n"
          << "stats_interval_s: 5\n";
-  if (options.kafka_stats) config << "kafka_stats_file: \"" << kafka_stats_path() << "\"\n";
+  if (options_.kafka_stats) config << "kafka_stats_file: \"" << kafka_stats_path() << "\"\n";
   config.close();
-  ASSERT_TRUE(config.good());
-  bridge_ = std::make_unique<BridgeProcess>(DELAYBRIDGE_BINARY, config_path_, log_path_);
-  auto producer = TestProducer::Create(cluster_->bootstrap());
-  ASSERT_TRUE(producer.ok()) << producer.status().ToString();
-  producer_ = std::move(producer).value();
+  ASSERT_TRUE(config.good()) << "writing " << path;
+}
+
+std::unique_ptr<BridgeProcess> BridgeTestEnv::MakeInstance(const std::string& name) const {
+  const std::string config_path = dir_->File("config-" + name + ".yaml");
+  WriteConfig(config_path, dir_->File("data-" + name));
+  return std::make_unique<BridgeProcess>(DELAYBRIDGE_BINARY, config_path,
+                                         dir_->File(name + ".log"));
 }
 
 void BridgeTestEnv::TearDown() {

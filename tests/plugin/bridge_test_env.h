@@ -37,6 +37,9 @@ class BridgeTestEnv : public ::testing::Test {
 
   // Starts the bridge and waits until it owns every delay-topic partition.
   void StartBridge();
+  // Another bridge instance in the same group, with its own storage.dir (another machine):
+  // config-<name>.yaml, data-<name>/, <name>.log in the test directory. Not started.
+  std::unique_ptr<BridgeProcess> MakeInstance(const std::string& name) const;
   void StopBridge();  // SIGTERM; expects exit code 0
   // Fails the test with the bridge log attached.
   std::string LogTail() const;
@@ -50,6 +53,8 @@ class BridgeTestEnv : public ::testing::Test {
   std::vector<TestRecord> CollectDeliveries(const DelayWorkload& workload, size_t records,
                                             std::chrono::milliseconds timeout,
                                             std::chrono::milliseconds linger, bool* all);
+
+  void WriteConfig(const std::string& path, const std::string& storage_dir) const;
 
   BridgeTestOptions options_;
   std::unique_ptr<TempDir> dir_;

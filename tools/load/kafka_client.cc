@@ -4,6 +4,8 @@
 #include <chrono>
 #include <thread>
 
+#include "plugin/progress_metadata.h"
+
 namespace delaybridge::load {
 
 namespace {
@@ -190,8 +192,13 @@ Result<std::vector<int64_t>> CommittedOffsets(rd_kafka_t* consumer, const std::s
   std::vector<int64_t> committed(partitions, -1);
   for (int i = 0; i < list->cnt; ++i) {
     const rd_kafka_topic_partition_t& entry = list->elems[i];
-    if (entry.err == RD_KAFKA_RESP_ERR_NO_ERROR && entry.partition < partitions) {
-      committed[entry.partition] = entry.offset;
+    if (entry.err != RD_KAFKA_RESP_ERR_NO_ERROR || entry.partition >= partitions) continue;
+    committed[entry.partition] = entry.offset;
+    if (entry.metadata == nullptr) continue;
+    auto progress = plugin::ParseProgressMetadata(
+        std::string(static_cast<const char*>(entry.metadata), entry.metadata_size));
+    if (progress.ok() && progress->has_value()) {
+      committed[entry.partition] = std::max(entry.offset, (*progress)->ingest_position);
     }
   }
   return committed;

@@ -65,7 +65,10 @@ size_t ConsumeAvailable(rd_kafka_queue_t* queue, int timeout_ms,
 Status AssignFrom(rd_kafka_t* consumer, const std::string& topic,
                   const std::vector<int64_t>& offsets);
 
-// The offsets group `consumer`'s group.id has committed for `topic` (-1 where none).
+// How far group `consumer`'s group.id has read `topic` (-1 where it committed nothing): the
+// committed offset, or for a DelayBridge group the ingest position in the offset's metadata
+// (plugin/progress_metadata.h; the bridge commits its low watermark, which stays at the oldest
+// pending record).
 Result<std::vector<int64_t>> CommittedOffsets(rd_kafka_t* consumer, const std::string& topic,
                                               int32_t partitions, int timeout_ms);
 

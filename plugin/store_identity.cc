@@ -1,0 +1,69 @@
+#include "plugin/store_identity.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+namespace delaybridge::plugin {
+
+namespace {
+
+constexpr size_t kIdDigits = 16;
+
+bool IsStoreId(const std::string& text) {
+  if (text.size() != kIdDigits) return false;
+  for (char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+std::string NewStoreId() {
+  std::random_device entropy;
+  const uint64_t id = (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
+  char text[kIdDigits + 1];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(id));
+  return text;
+}
+
+// Written to a temporary file, synced and renamed, so a crash never leaves a torn id.
+Status WriteStoreId(const std::string& store_dir, const std::string& id) {
+  const std::string path = store_dir + "/" + kStoreIdFileName;
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IOError("create " + tmp + ": " + std::strerror(errno));
+  const std::string line = id + "\n";
+  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  const int saved_errno = errno;
+  const bool synced = written && ::fdatasync(fd) == 0;
+  ::close(fd);
+  if (!synced) return Status::IOError("write " + tmp + ": " + std::strerror(saved_errno));
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::IOError("rename " + tmp + ": " + std::strerror(errno));
+  }
+  const int dir = ::open(store_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return Status::IOError("open " + store_dir + ": " + std::strerror(errno));
+  const int synced_dir = ::fsync(dir);
+  ::close(dir);
+  if (synced_dir != 0) return Status::IOError("fsync " + store_dir + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::string> ReadOrCreateStoreId(const std::string& store_dir) {
+  std::ifstream in(store_dir + "/" + kStoreIdFileName);
+  std::string id;
+  if (in && std::getline(in, id) && IsStoreId(id)) return id;
+  // Missing, or torn before the rename protected it: a new id only means a rebuild.
+  id = NewStoreId();
+  if (Status s = WriteStoreId(store_dir, id); !s.ok()) return s;
+  return id;
+}
+
+}  // namespace delaybridge::plugin
