@@ -52,6 +52,8 @@ class PartitionProgress {
   // Whether the ingest position is known (StartAt, or a record was added): before that there
   // is nothing to commit.
   bool has_position() const { return ingest_position_ >= 0; }
+  // The next offset to read (-1 before has_position()).
+  int64_t ingest_position() const { return ingest_position_; }
   // L, LL and I, given the delivered checkpoint (which also prunes what it passed). Requires
   // has_position().
   struct Snapshot {

@@ -114,17 +114,19 @@ std::optional<int64_t> PartitionStore::Resume(std::optional<int64_t> committed_o
 }
 
 bool PartitionStore::Finished(int64_t offset, bool rejected, int64_t requested_ms) {
-  if (!finished_) return false;
-  if (offset >= finished_->ingest_position) {
-    finished_.reset();  // past what the previous owner read: nothing more to skip
-    return false;
-  }
-  return finished_->Finished(offset, rejected, requested_ms);
+  return finished_ && finished_->Finished(offset, rejected, requested_ms);
+}
+
+void PartitionStore::EndRebuildWhenCaughtUp() {
+  // Past what the previous owner read: nothing more to skip, and this store's progress
+  // describes everything below its ingest position.
+  if (finished_ && progress_.ingest_position() >= finished_->ingest_position) finished_.reset();
 }
 
 std::optional<CommittedOffset> PartitionStore::TakeProgressToCommit(int64_t now_ms, bool force) {
   // While records the previous commit describes are being read again, that commit stays the
   // truth: one from here could not say which of the records not yet re-read were finished.
+  EndRebuildWhenCaughtUp();
   if (!progress_.has_position() || finished_) return std::nullopt;
   const RecordPosition watermark = tracker_.Watermark(preloaded_until_second_ * 1000, now_ms);
   const PartitionProgress::Snapshot snapshot = progress_.Take(watermark);

@@ -115,6 +115,8 @@ class PartitionStore {
   RecordPosition last_persisted() const { return last_persisted_; }
 
  private:
+  void EndRebuildWhenCaughtUp();
+
   PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,
                  SourceOffsetMarker marker, RecordPosition start, bool had_checkpoint,
                  std::string store_id, bool rebuilt);

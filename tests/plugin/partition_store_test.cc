@@ -260,7 +260,12 @@ TEST_F(PartitionStoreTest, AForeignStoreIsEmptiedAndRebuiltFromTheLowWatermark) 
   EXPECT_TRUE(store->Finished(12, true, kHourStartMs + 90'000));    // dead-lettered below LL
   EXPECT_FALSE(store->Finished(16, false, kHourStartMs + 1000));    // may be late: again
   EXPECT_FALSE(store->Finished(20, false, kHourStartMs + 1000));    // never read before
-  EXPECT_FALSE(store->Finished(12, false, kHourStartMs + 1000));    // rule off past I
+  // Until it has read everything the previous commit describes, that commit stays the truth.
+  store->progress().AddFinished(18);
+  EXPECT_FALSE(store->TakeProgressToCommit(kHourStartMs + 25'000, true).has_value());
+  store->progress().AddFinished(19);  // caught up: the rule is off, its own progress counts
+  EXPECT_TRUE(store->TakeProgressToCommit(kHourStartMs + 25'000, true).has_value());
+  EXPECT_FALSE(store->Finished(12, true, kHourStartMs + 1000));
 }
 
 // The committed state names the new store and moves with deliveries.
