@@ -320,9 +320,18 @@ void Bridge::CommitProgress() {
   const int64_t now_ms = clock_.now_ms();
   std::map<TopicPartitionId, CommittedOffset> commits;
   for (auto& [id, store] : stores_) {
+    EndRebuildWhenCaughtUp(*store, now_ms);
     if (auto commit = store->TakeProgressToCommit(now_ms, false)) commits[id] = std::move(*commit);
   }
   consumer_->CommitAsync(commits);
+}
+
+void Bridge::EndRebuildWhenCaughtUp(PartitionStore& store, int64_t now_ms) {
+  if (auto done = store.EndRebuildWhenCaughtUp(now_ms)) {
+    logger_.Info("rebuilt " + store.id().ToString() + ": read the delay topic again up to offset " +
+                 std::to_string(done->caught_up_offset) + " in " +
+                 std::to_string(done->elapsed_ms) + " ms; committing this store's progress");
+  }
 }
 
 // ---- delivery side ----
@@ -437,7 +446,8 @@ std::map<TopicPartitionId, int64_t> Bridge::OnAssigned(
     }
     const std::optional<int64_t> committed_offset =
         commit ? std::optional<int64_t>(commit->offset) : std::nullopt;
-    const std::optional<int64_t> start = (*store)->Resume(committed_offset, kafka_state);
+    const std::optional<int64_t> start =
+        (*store)->Resume(committed_offset, kafka_state, clock_.now_ms());
     if (start) starts[id] = *start;
     LogAssigned(**store, report, committed_offset, kafka_state, start);
     stores_[id] = std::move(store).value();
@@ -508,6 +518,7 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions) {
     if (auto offset = stores_[id]->offsets().Committable()) {
       if (Status s = stores_[id]->MarkCommittable(*offset); !s.ok()) logger_.Warn(s.ToString());
     }
+    EndRebuildWhenCaughtUp(*stores_[id], now_ms);
     if (auto commit = stores_[id]->TakeProgressToCommit(now_ms, true)) commits[id] = *commit;
   }
   if (Status s = consumer_->CommitSync(commits); !s.ok()) {

@@ -75,6 +75,7 @@ class Bridge final : public RebalanceListener {
   void MarkDurableOffsets();
   // Commits each partition's progress (low watermark and metadata) when it moved.
   void CommitProgress();
+  void EndRebuildWhenCaughtUp(PartitionStore& store, int64_t now_ms);
 
   // Delivery side (the Deliverer does the delivering).
   void Preload();

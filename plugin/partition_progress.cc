@@ -47,11 +47,11 @@ void PartitionProgress::DeadLetterAcked(int64_t offset) { dead_letters_.erase(of
 
 void PartitionProgress::AddFinished(int64_t offset) { Consumed(offset); }
 
-void PartitionProgress::AddRecovered(int64_t until_ms, int64_t min_offset,
+void PartitionProgress::AddRecovered(int64_t until_ms, int64_t min_offset, int64_t late_until_ms,
                                      int64_t min_late_offset) {
   // Keyed by the last millisecond they can occupy, so they stay until the checkpoint is past it.
   KeepLowest(pending_by_minute_, (until_ms - 1) / kMsPerMinute, min_offset);
-  KeepLowest(late_by_second_, (until_ms - 1) / kMsPerSecond, min_late_offset);
+  KeepLowest(late_by_second_, (late_until_ms - 1) / kMsPerSecond, min_late_offset);
 }
 
 PartitionProgress::Snapshot PartitionProgress::Take(RecordPosition checkpoint) {

@@ -45,9 +45,12 @@ class PartitionProgress {
   // A record that needs nothing (finished before, or already in the store).
   void AddFinished(int64_t offset);
   // Records found in a reused store, whose offsets are not known: the lowest offset any of
-  // them can have (min_offset) and the lowest late one (min_late_offset) hold L and LL until
-  // the checkpoint passes until_ms, the end of the store's last hour.
-  void AddRecovered(int64_t until_ms, int64_t min_offset, int64_t min_late_offset);
+  // them can have (min_offset) holds L until the checkpoint passes until_ms (the end of the
+  // store's last hour), and the lowest offset a late one can have (min_late_offset) holds LL
+  // until it passes late_until_ms. A late record was placed at the time it was stored, so that
+  // is the time the store was opened: LL is free again once what was due then is delivered.
+  void AddRecovered(int64_t until_ms, int64_t min_offset, int64_t late_until_ms,
+                    int64_t min_late_offset);
 
   // Whether the ingest position is known (StartAt, or a record was added): before that there
   // is nothing to commit.

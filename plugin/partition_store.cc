@@ -86,11 +86,17 @@ PartitionStore::PartitionStore(TopicPartitionId id, std::unique_ptr<storage::Del
       last_persisted_(start) {}
 
 std::optional<int64_t> PartitionStore::Resume(std::optional<int64_t> committed_offset,
-                                              const std::optional<ProgressMetadata>& kafka_state) {
+                                              const std::optional<ProgressMetadata>& kafka_state,
+                                              int64_t now_ms) {
+  resumed_at_ms_ = now_ms;
   const std::vector<int64_t> hours = log_->Hours();
   // Records recovered from this store, whose offsets are unknown: they hold the low watermark
-  // at the committed one until the checkpoint passes the end of the store's last hour.
+  // at the committed one until the checkpoint passes the end of the store's last hour, and
+  // late_below until it passes the time they can have been placed at (a late record is placed
+  // when it is stored: before now, or at the checkpoint if the clock stepped back; a second of
+  // slack for the clock).
   const int64_t recovered_until_ms = hours.empty() ? 0 : (hours.back() + 1) * kMsPerHour;
+  const int64_t late_until_ms = std::max(now_ms, start_.deliver_at_ms) + 1000;
   std::optional<int64_t> start_offset;
   if (kafka_state && committed_offset) {
     start_offset = *committed_offset;
@@ -98,7 +104,8 @@ std::optional<int64_t> PartitionStore::Resume(std::optional<int64_t> committed_o
     if (*start_offset < kafka_state->ingest_position) finished_ = kafka_state;
     stored_below_.reset();  // reading starts past what the store holds
     if (!hours.empty()) {
-      progress_.AddRecovered(recovered_until_ms, *committed_offset, kafka_state->late_below);
+      progress_.AddRecovered(recovered_until_ms, *committed_offset, late_until_ms,
+                             kafka_state->late_below);
     }
   } else {
     if (!committed_offset || !stored_below_ || *stored_below_ <= *committed_offset) {
@@ -107,7 +114,7 @@ std::optional<int64_t> PartitionStore::Resume(std::optional<int64_t> committed_o
     start_offset = committed_offset;
     // Offsets of an older store (or an older bridge) are not known: nothing below them can
     // be declared finished until its records are delivered.
-    if (!hours.empty()) progress_.AddRecovered(recovered_until_ms, 0, 0);
+    if (!hours.empty()) progress_.AddRecovered(recovered_until_ms, 0, late_until_ms, 0);
   }
   if (start_offset) progress_.StartAt(*start_offset);
   return start_offset;
@@ -117,16 +124,18 @@ bool PartitionStore::Finished(int64_t offset, bool rejected, int64_t requested_m
   return finished_ && finished_->Finished(offset, rejected, requested_ms);
 }
 
-void PartitionStore::EndRebuildWhenCaughtUp() {
+std::optional<PartitionStore::RebuildDone> PartitionStore::EndRebuildWhenCaughtUp(int64_t now_ms) {
   // Past what the previous owner read: nothing more to skip, and this store's progress
   // describes everything below its ingest position.
-  if (finished_ && progress_.ingest_position() >= finished_->ingest_position) finished_.reset();
+  if (!finished_ || progress_.ingest_position() < finished_->ingest_position) return std::nullopt;
+  const RebuildDone done{finished_->ingest_position, now_ms - resumed_at_ms_};
+  finished_.reset();
+  return done;
 }
 
 std::optional<CommittedOffset> PartitionStore::TakeProgressToCommit(int64_t now_ms, bool force) {
   // While records the previous commit describes are being read again, that commit stays the
   // truth: one from here could not say which of the records not yet re-read were finished.
-  EndRebuildWhenCaughtUp();
   if (!progress_.has_position() || finished_) return std::nullopt;
   const RecordPosition watermark = tracker_.Watermark(preloaded_until_second_ * 1000, now_ms);
   const PartitionProgress::Snapshot snapshot = progress_.Take(watermark);

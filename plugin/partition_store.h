@@ -88,7 +88,18 @@ class PartitionStore {
   //  - No commit (a new group, or the topic was deleted and re-created): offsets start over and
   //    an old marker would skip new records, so it is ignored.
   std::optional<int64_t> Resume(std::optional<int64_t> committed_offset,
-                                const std::optional<ProgressMetadata>& kafka_state);
+                                const std::optional<ProgressMetadata>& kafka_state,
+                                int64_t now_ms = 0);
+  // Re-reading records the previous commit describes (a rebuild, or a restart whose marker is
+  // behind Kafka's ingest position).
+  bool rebuilding() const { return finished_.has_value(); }
+  struct RebuildDone {
+    int64_t caught_up_offset = 0;  // the previous owner's ingest position
+    int64_t elapsed_ms = 0;        // since Resume
+  };
+  // Ends the rebuild once reading has passed the previous owner's ingest position; returns what
+  // it took when it ends now.
+  std::optional<RebuildDone> EndRebuildWhenCaughtUp(int64_t now_ms);
   // Whether a record read again was finished by the partition's previous owner (or by this
   // store before a restart), per the committed progress; see ProgressMetadata::Finished.
   bool Finished(int64_t offset, bool rejected, int64_t requested_ms);
@@ -115,8 +126,6 @@ class PartitionStore {
   RecordPosition last_persisted() const { return last_persisted_; }
 
  private:
-  void EndRebuildWhenCaughtUp();
-
   PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,
                  SourceOffsetMarker marker, RecordPosition start, bool had_checkpoint,
                  std::string store_id, bool rebuilt);
@@ -132,7 +141,8 @@ class PartitionStore {
   DeliveryTracker tracker_;
   SourceOffsets offsets_;
   PartitionProgress progress_;
-  std::optional<ProgressMetadata> finished_;    // the skip rule while re-reading
+  std::optional<ProgressMetadata> finished_;  // the skip rule while re-reading
+  int64_t resumed_at_ms_ = 0;
   std::optional<CommittedOffset> last_commit_;  // what TakeProgressToCommit returned last
   std::optional<PartitionProgress::Snapshot> last_snapshot_;
   uint64_t acknowledged_since_commit_ = 0;

@@ -2,7 +2,7 @@
 # DelayBridge end to end on a real Apache Kafka broker (scripts/kafka.sh), measured with
 # delaybridge-load (tools/load/). Writes every raw report to the work dir and prints a table.
 #
-#   scripts/bench-e2e.sh [throughput|lateness|scale|all]        (default: throughput)
+#   scripts/bench-e2e.sh [throughput|lateness|scale|spread|failover|all]  (default: throughput)
 #
 # throughput: the pass-through baseline (plain consume-and-produce, acks=all, idempotent) and
 #   DelayBridge in the same run on the same broker, measured two ways: "sustained" (records
@@ -17,6 +17,15 @@
 #   payloads), reports RSS at 1M, 5M and 10M pending (counted once the bridge's consumer group
 #   has committed them), then restarts the bridge (SIGTERM, start) and times how long until
 #   probe records due 500 ms after the restart are delivered.
+# spread: ingest of BENCH_SPREAD_RECORDS records due 1 h..2 h ahead, then the same due 1 h..30 d
+#   ahead, each into a fresh bridge, back to back (fill rate until the group's ingest position
+#   reached the end of the delay topic): what a wide spread of delays costs the DelayLog.
+# failover: fills a bridge with BENCH_FAILOVER_RECORDS records due 1 h..2 h ahead, kills it
+#   (SIGKILL) and starts a replacement with an empty storage.dir and the same group_instance_id:
+#   rebuild rate (records read again from the delay topic per second, from the replacement's
+#   "rebuilt" log lines). Then, under a steady stream of records due 2 s after they are produced,
+#   kills the replacement and starts another: the failover gap is the lateness of the records
+#   that fell due meanwhile (max), next to the lateness before the kill.
 #
 # Environment (defaults in brackets):
 #   BENCH_BUILD_DIR       Release build dir with bin/delaybridge and bin/delaybridge-load [build]
@@ -47,11 +56,13 @@
 #                         and during each bridge run of the lateness mode (bridge_at_RATE.perf)
 #   BENCH_SCALE_DELAY     delay distribution of the scale fill [uniform:1h..30d]
 #   BENCH_SCALE_TIMEOUT_S seconds one fill step may take until the bridge committed it [1200]
+#   BENCH_SPREAD_RECORDS  records of each spread fill [1000000]
+#   BENCH_FAILOVER_RECORDS pending records the failover's replacement rebuilds [1000000]
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-throughput}
-case $mode in throughput | lateness | scale | all) ;; *)
+case $mode in throughput | lateness | scale | spread | failover | all) ;; *)
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
   exit 2
   ;;
@@ -69,6 +80,8 @@ scale_total=${BENCH_SCALE_TOTAL:-10000000}
 scale_delay=${BENCH_SCALE_DELAY:-uniform:1h..30d}
 scale_timeout_s=${BENCH_SCALE_TIMEOUT_S:-1200}
 read -r -a scale_steps <<<"${BENCH_SCALE_STEPS:-1000000 5000000 10000000}"
+spread_records=${BENCH_SPREAD_RECORDS:-1000000}
+failover_records=${BENCH_FAILOVER_RECORDS:-1000000}
 bootstrap=127.0.0.1:$port
 load_bin=$build_dir/bin/delaybridge-load
 bridge_bin=$build_dir/bin/delaybridge
@@ -114,7 +127,9 @@ data_dir() {
   if [[ -n ${BENCH_STORAGE_DIR:-} ]]; then echo "$BENCH_STORAGE_DIR/$1"; else echo "$work_dir/$1/data"; fi
 }
 
-# write_config NAME DELAY_TOPIC TARGET_TOPIC GROUP: a bridge config in $work_dir/NAME.
+# write_config NAME DELAY_TOPIC TARGET_TOPIC GROUP [EXTRA]: a bridge config in $work_dir/NAME;
+# EXTRA is appended (top-level keys). The benchmark's topics live minutes, so their retention
+# (the broker's default 7 days) is allowed to be shorter than max_delay.
 write_config() {
   local dir=$work_dir/$1
   local data
@@ -136,7 +151,9 @@ wheel:
   tick_ms: 1
   preload_seconds: 5
 max_delay: 3650d
+allow_unsafe_retention: true
 stats_interval_s: 10
+${5:-}
 EOF
   if [[ -n ${BENCH_KAFKA_STATS_MS:-} ]]; then
     sed -i "s|^kafka:$|kafka:\\n  statistics.interval.ms: $BENCH_KAFKA_STATS_MS|" "$dir/config.yaml"
@@ -356,6 +373,99 @@ run_scale() {
     "early $(json "$work_dir/scale_restart_probe.json" 'd["early"]')"
 }
 
+# fill NAME TOPIC GROUP COUNT DELAY: produces COUNT small records and waits until GROUP has read
+# them all; prints the seconds it took.
+fill() {
+  local start_ms
+  start_ms=$(now_ms)
+  load "$1" --delay-topic "$2" --target-topic "$2.out" --count "$4" --no-consume --warmup 0 \
+    --delay "$5" --payload-bytes 32 --keys 100000 --wait-group "$3" --timeout "${scale_timeout_s}s"
+  [[ $(json "$work_dir/$1.json" 'd["group_caught_up"]') == True ]] ||
+    die "bridge did not read $4 records within $scale_timeout_s s"
+  awk -v s="$start_ms" -v e="$(now_ms)" 'BEGIN { printf "%.1f", (e - s) / 1000 }'
+}
+
+run_spread() {
+  local rows="| delays | records | fill s | rec/s |"$'\n'"|---|---|---|---|"
+  local spread name seconds one_hour_rate=""
+  for spread in 1h..2h 1h..30d; do
+    name=spread_${spread//./_}
+    load "${name}_topics" --create-topics "$partitions" --create-extra "$name.in.dlq" \
+      --delay-topic "$name.in" --target-topic "$name.in.out" --count 1 --no-consume --warmup 0
+    write_config "$name" "$name.in" "$name.in.out" "delaybridge-$name"
+    bridge_start "$name"
+    log "spread: $spread_records records due $spread ahead"
+    seconds=$(fill "${name}_fill" "$name.in" "delaybridge-$name" "$spread_records" "uniform:$spread")
+    bridge_stop
+    local rate
+    rate=$(awk -v n="$spread_records" -v s="$seconds" 'BEGIN { printf "%.0f", n / s }')
+    [[ -z $one_hour_rate ]] && one_hour_rate=$rate
+    rows+=$'\n'"| $spread | $spread_records | $seconds | $rate |"
+  done
+  echo
+  echo "$rows"
+  echo
+  echo "30-day spread / 1-hour spread: $(awk -v a="$rate" -v b="$one_hour_rate" 'BEGIN { printf "%.2f", a / b }')"
+}
+
+# rebuilt_ms NAME: the longest "rebuilt ... in N ms" of the bridge NAME (0 when none).
+rebuilt_ms() {
+  grep -o 'rebuilt .* in [0-9]* ms' "$work_dir/$1/bridge.log" | awk '{ v = $(NF - 1); if (v > m) m = v } END { print m + 0 }'
+}
+
+run_failover() {
+  load failover_topics --create-topics "$partitions" --create-extra failover.in.dlq \
+    --delay-topic failover.in --target-topic failover.out --count 1 --no-consume --warmup 0
+  local identity="group_instance_id: bench-failover"
+  write_config fo_first failover.in failover.out delaybridge-failover "$identity"
+  write_config fo_second failover.in failover.out delaybridge-failover "$identity"
+  write_config fo_third failover.in failover.out delaybridge-failover "$identity"
+  bridge_start fo_first
+  log "failover: filling $failover_records records due 1 h..2 h ahead"
+  local fill_s
+  fill_s=$(fill failover_fill failover.in delaybridge-failover "$failover_records" uniform:1h..2h)
+  kill -KILL "$bridge_pid" && wait "$bridge_pid" 2>/dev/null || true
+  bridge_pid=""
+  local kill_ms
+  kill_ms=$(now_ms)
+  log "failover: killed; replacement with an empty disk rebuilds $failover_records records"
+  bridge_start fo_second
+  local deadline=$((SECONDS + 600))
+  until (($(grep -c 'INFO  rebuilt ' "$work_dir/fo_second/bridge.log" || true) >= partitions)); do
+    ((SECONDS < deadline)) || die "replacement did not rebuild within 600 s"
+    sleep 0.5
+  done
+  local rebuild_ms
+  rebuild_ms=$(rebuilt_ms fo_second)
+
+  log "failover: steady stream due 2 s ahead; kill and replace under it"
+  load failover_stream --delay-topic failover.in --target-topic failover.out --rate 2000 \
+    --duration 30s --payload-bytes 100 --delay fixed:2s --timeout 120s &
+  local load_pid=$!
+  sleep 12
+  local second_kill_ms
+  second_kill_ms=$(now_ms)
+  kill -KILL "$bridge_pid" && wait "$bridge_pid" 2>/dev/null || true
+  bridge_start fo_third
+  wait "$load_pid" || true
+  local second_rebuild_ms
+  second_rebuild_ms=$(rebuilt_ms fo_third)
+  bridge_stop
+  echo
+  echo "fill of $failover_records records (1 h..2 h ahead): $fill_s s"
+  echo "rebuild by an empty replacement: $failover_records records in $rebuild_ms ms:" \
+    "$(awk -v n="$failover_records" -v ms="$rebuild_ms" 'BEGIN { printf "%.0f", n / (ms / 1000) }') rec/s"
+  echo "failover under a 2,000 rec/s stream (killed at $second_kill_ms, replacement rebuilt in" \
+    "$second_rebuild_ms ms): lateness of the stream (broker LogAppendTime) p50" \
+    "$(json "$work_dir/failover_stream.json" 'd["lateness_broker_ms"]["p50"]') ms, p99" \
+    "$(json "$work_dir/failover_stream.json" 'd["lateness_broker_ms"]["p99"]') ms, max (the gap)" \
+    "$(json "$work_dir/failover_stream.json" 'd["lateness_broker_ms"]["max"]') ms; lost" \
+    "$(json "$work_dir/failover_stream.json" 'd["lost"]'), duplicates" \
+    "$(json "$work_dir/failover_stream.json" 'd["duplicates"]'), early" \
+    "$(json "$work_dir/failover_stream.json" 'd["early"]')"
+  echo "(first kill at $kill_ms)"
+}
+
 mkdir -p "$work_dir"
 build
 [[ -x $load_bin && -x $bridge_bin ]] || die "missing $load_bin or $bridge_bin"
@@ -368,10 +478,14 @@ case $mode in
   throughput) run_throughput ;;
   lateness) run_lateness ;;
   scale) run_scale ;;
+  spread) run_spread ;;
+  failover) run_failover ;;
   all)
     run_throughput
     run_lateness
     run_scale
+    run_spread
+    run_failover
     ;;
 esac
 echo "raw reports: $work_dir/*.json, bridge logs: $work_dir/*/bridge.log"

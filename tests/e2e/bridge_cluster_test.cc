@@ -108,6 +108,15 @@ class BridgeClusterTest : public BridgeTestBase {
     const DeliveryReport report = workload.CheckDeliveries(received_, TargetPartitions());
     std::cout << ::testing::UnitTest::GetInstance()->current_test_info()->name() << ": "
               << report.ToString() << "\n";
+    size_t shown = 0;
+    for (const auto& [id, copies] : report.duplicated) {
+      if (++shown > 5) break;
+      std::cout << "  duplicate id " << id << " created " << workload.CreatedMs(id)
+                << " deliver-at " << workload.DeliverAtMs(id) << ":";
+      for (const auto& c : copies) std::cout << " " << c.timestamp_ms << "@p" << c.partition;
+      std::cout << " source " << HeaderValue(copies.front().headers, "x-delay-source").value_or("")
+                << "\n";
+    }
     EXPECT_EQ(report.missing(), 0u);
     EXPECT_EQ(report.early, 0u);
     EXPECT_EQ(report.wrong_topic, 0u);

@@ -62,9 +62,11 @@ TEST(PartitionProgressTest, DeadLettersHoldBothUntilAcknowledged) {
 TEST(PartitionProgressTest, RecoveredRecordsHoldTheCommittedValuesUntilTheirEnd) {
   PartitionProgress p;
   p.StartAt(500);
-  p.AddRecovered(kT0 + 3'600'000, 100, 300);
+  p.AddRecovered(kT0 + 3'600'000, 100, kT0 + 5000, 300);
   EXPECT_EQ(p.Take({kT0, 0}).low_watermark, 100);
-  EXPECT_EQ(p.Take({kT0 + 3'599'999, 0}).late_below, 300);
+  EXPECT_EQ(p.Take({kT0 + 4999, 0}).late_below, 300);
+  EXPECT_EQ(p.Take({kT0 + 5000, 0}).late_below, 500);  // late ones were placed before the open
+  EXPECT_EQ(p.Take({kT0 + 3'599'999, 0}).low_watermark, 100);
   const auto s = p.Take({kT0 + 3'600'000, 0});
   EXPECT_EQ(s.low_watermark, 500);
   EXPECT_EQ(s.late_below, 500);

@@ -263,7 +263,10 @@ TEST_F(PartitionStoreTest, AForeignStoreIsEmptiedAndRebuiltFromTheLowWatermark) 
   // Until it has read everything the previous commit describes, that commit stays the truth.
   store->progress().AddFinished(18);
   EXPECT_FALSE(store->TakeProgressToCommit(kHourStartMs + 25'000, true).has_value());
+  EXPECT_FALSE(store->EndRebuildWhenCaughtUp(kHourStartMs + 25'000).has_value());
   store->progress().AddFinished(19);  // caught up: the rule is off, its own progress counts
+  EXPECT_TRUE(store->EndRebuildWhenCaughtUp(kHourStartMs + 25'000).has_value());
+  EXPECT_FALSE(store->rebuilding());
   EXPECT_TRUE(store->TakeProgressToCommit(kHourStartMs + 25'000, true).has_value());
   EXPECT_FALSE(store->Finished(12, true, kHourStartMs + 1000));
 }
