@@ -480,10 +480,6 @@ void Bridge::LogAssigned(const PartitionStore& store, const storage::RecoveryRep
                  " again and skipping what was delivered before " +
                  std::to_string(kafka_state->checkpoint_ms) + " ms (late or dead-lettered " +
                  "records below offset " + std::to_string(kafka_state->late_below) + ")");
-  } else if (kafka_state && !store.rebuilt() && kafka_state->store_id != store.store_id()) {
-    logger_.Info("assigned " + id + ": new store, reading the delay topic from offset " +
-                 or_none(start) + " (the group's progress came from store " +
-                 kafka_state->store_id + ")");
   }
   for (const auto& problem : report.problems) {
     logger_.Warn("recovery of " + id + ": " + problem.file + " at byte " +

@@ -18,14 +18,17 @@
 // Memory does not grow with the records pending: L is kept as the lowest offset per minute of
 // placement (at most 43,200 minutes for a 30-day spread), LL per second of placement for late
 // records only, and the checkpoint prunes both. L is therefore conservative by up to the
-// minute the checkpoint is in: a rebuild re-reads (and skips) at most that much extra.
+// minute the checkpoint is in: a rebuild re-reads (and skips) at most that much extra. Adding a
+// record is one hash lookup and taking a snapshot amortised O(1): this runs for every record.
 //
 // Thread-safety: none; the bridge's event-loop thread owns it.
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <deque>
 #include <set>
+#include <unordered_set>
+#include <vector>
 
 #include "plugin/delivery_tracker.h"
 
@@ -66,15 +69,32 @@ class PartitionProgress {
   };
   Snapshot Take(RecordPosition checkpoint);
 
-  size_t buckets() const { return pending_by_minute_.size() + late_by_second_.size(); }
-
  private:
   void Consumed(int64_t offset);
 
-  std::map<int64_t, int64_t> pending_by_minute_;  // placement minute -> lowest source offset
-  std::map<int64_t, int64_t> late_by_second_;     // placement second -> lowest late offset
-  std::set<int64_t> dead_letters_;                // produced, not yet acknowledged
-  int64_t ingest_position_ = -1;                  // -1: not known yet
+  // The lowest offset per placement bucket (a minute or a second). Offsets are added in
+  // increasing order, except for the few recovered ones.
+  class Buckets {
+   public:
+    void Add(int64_t key, int64_t offset);
+    void AddRecovered(int64_t key, int64_t offset);
+    // Forgets the buckets before first_key; the lowest offset of the rest, or ceiling.
+    int64_t PruneAndMin(int64_t first_key, int64_t ceiling);
+
+   private:
+    struct Entry {
+      int64_t offset;
+      int64_t key;
+    };
+    std::unordered_set<int64_t> live_;   // keys with a bucket
+    std::deque<Entry> by_first_offset_;  // one per bucket, in creation (= offset) order
+    std::vector<Entry> recovered_;       // AddRecovered: out of order, a handful
+  };
+
+  Buckets pending_by_minute_;       // placement minute -> lowest source offset
+  Buckets late_by_second_;          // placement second -> lowest late offset
+  std::set<int64_t> dead_letters_;  // produced, not yet acknowledged
+  int64_t ingest_position_ = -1;    // -1: not known yet
 };
 
 }  // namespace delaybridge::plugin
