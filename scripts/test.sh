@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 build_dir=${BUILD_DIR:-build-test}
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDELAYBRIDGE_SANITIZE=ON
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDELAYBRIDGE_SANITIZE=ON \
+  -DDELAYBRIDGE_WERROR=ON
 cmake --build "$build_dir" -j2
 
 # The real-broker tests' Apache Kafka release comes from Maven Central; fetch it before ctest so a
