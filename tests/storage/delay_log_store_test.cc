@@ -20,6 +20,14 @@ using testing::TempDir;
 constexpr int64_t kHourMs = 3'600'000;
 constexpr int64_t kBaseMs = 1'795'363'200'000;  // 2026-11-22T16:00:00Z
 
+// "h<hour>". Appended rather than `"h" + std::to_string(hour)`: GCC 12 at -O3 reports a false
+// -Wrestrict on a one-character literal + std::string.
+std::string HourPayload(int hour) {
+  std::string payload = "h";
+  payload += std::to_string(hour);
+  return payload;
+}
+
 std::vector<StoredRecord> Read(DelayLogStore* store, int64_t second) {
   std::vector<StoredRecord> out;
   Status s = store->ReadSecond(second, &out);
@@ -98,7 +106,7 @@ TEST(DelayLogStoreTest, AppendsAnywhereWithFewOpenHours) {
   auto store = OpenStore(dir.path(), /*max_open_hours=*/2);
   for (int round = 0; round < 3; ++round) {
     for (int h = 0; h < 6; ++h) {
-      Result<AppendResult> r = store->Append(kBaseMs + h * kHourMs + 1500, "h" + std::to_string(h));
+      Result<AppendResult> r = store->Append(kBaseMs + h * kHourMs + 1500, HourPayload(h));
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       EXPECT_EQ(r->ordinal, static_cast<uint32_t>(round));
     }
@@ -108,7 +116,7 @@ TEST(DelayLogStoreTest, AppendsAnywhereWithFewOpenHours) {
   for (int h = 0; h < 6; ++h) {
     std::vector<StoredRecord> records = Read(store.get(), (kBaseMs + h * kHourMs) / 1000 + 1);
     ASSERT_EQ(records.size(), 3u);
-    for (const StoredRecord& record : records) EXPECT_EQ(record.payload, "h" + std::to_string(h));
+    for (const StoredRecord& record : records) EXPECT_EQ(record.payload, HourPayload(h));
   }
 }
 
