@@ -353,7 +353,10 @@ std::string DefaultGroupInstanceId(const std::string& storage_dir) {
   char host[256] = {};
   if (::gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "unknown");
   std::error_code ec;
-  const std::string dir = std::filesystem::absolute(storage_dir, ec).lexically_normal().string();
+  std::filesystem::path path = std::filesystem::absolute(storage_dir, ec).lexically_normal();
+  // "dir/" and "dir" are the same directory.
+  if (!path.has_filename() && path != path.root_path()) path = path.parent_path();
+  const std::string dir = path.string();
   uint64_t hash = 14695981039346656037ull;  // FNV-1a: stable across builds and runs
   for (unsigned char ch : dir) hash = (hash ^ ch) * 1099511628211ull;
   char suffix[17];

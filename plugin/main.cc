@@ -1,6 +1,7 @@
 // delaybridge: the DelayBridge sidecar. Consumes delay topics, stores each record in a
 // per-partition DelayLog and produces it to its target topic when it is due.
 // Usage and exit codes: see kUsage below and docs/bridge.md.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -79,6 +80,29 @@ std::variant<Options, int> ParseArgs(int argc, char** argv) {
   return options;
 }
 
+// Every open hour of every store holds two descriptors: raise the soft limit to the hard one
+// (what systemd's LimitNOFILE= or `ulimit -Hn` allows) and say what it is.
+void RaiseFileLimit(const BridgeConfig& config, Logger& logger) {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur < limit.rlim_max) {
+    const rlim_t before = limit.rlim_cur;
+    limit.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) limit.rlim_cur = before;
+  }
+  const uint64_t per_store = 2 * config.max_open_hours + 16;
+  const std::string text =
+      "open files limit " + std::to_string(limit.rlim_cur) + ": room for " +
+      std::to_string(limit.rlim_cur / per_store) +
+      " stores (partitions) with storage.max_open_hours=" + std::to_string(config.max_open_hours) +
+      " hours open each";
+  if (limit.rlim_cur / per_store < 16) {
+    logger.Warn(text + "; raise the limit (ulimit -n, LimitNOFILE=) or lower max_open_hours");
+  } else {
+    logger.Info(text);
+  }
+}
+
 Status PrepareStorageDir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -155,6 +179,7 @@ int Main(int argc, char** argv) {
   Logger logger(config->log_level);
   logger.Info(std::string("delaybridge ") + DELAYBRIDGE_VERSION + " starting with " +
               options.config_path + ": " + DescribeConfig(*config));
+  RaiseFileLimit(*config, logger);
   if (Status s = PrepareStorageDir(config->storage_dir); !s.ok()) {
     logger.Error(s.ToString());
     return kExitUsageOrConfig;

@@ -386,7 +386,7 @@ fill() {
 }
 
 run_spread() {
-  local rows="| delays | records | fill s | rec/s |"$'\n'"|---|---|---|---|"
+  local rows="| delays | records | fill s | rec/s | bridge VmHWM MB |"$'\n'"|---|---|---|---|---|"
   local spread name seconds one_hour_rate=""
   for spread in 1h..2h 1h..30d; do
     name=spread_${spread//./_}
@@ -396,11 +396,13 @@ run_spread() {
     bridge_start "$name"
     log "spread: $spread_records records due $spread ahead"
     seconds=$(fill "${name}_fill" "$name.in" "delaybridge-$name" "$spread_records" "uniform:$spread")
+    local hwm_kb
+    hwm_kb=$(proc_kb VmHWM)
     bridge_stop
     local rate
     rate=$(awk -v n="$spread_records" -v s="$seconds" 'BEGIN { printf "%.0f", n / s }')
     [[ -z $one_hour_rate ]] && one_hour_rate=$rate
-    rows+=$'\n'"| $spread | $spread_records | $seconds | $rate |"
+    rows+=$'\n'"| $spread | $spread_records | $seconds | $rate | $(mb "$hwm_kb") |"
   done
   echo
   echo "$rows"

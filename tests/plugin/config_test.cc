@@ -42,7 +42,7 @@ TEST(ConfigTest, ShippedConfigLoadsWithDefaults) {
   EXPECT_EQ(config->preload_seconds, 5);
   EXPECT_EQ(config->max_delay_ms, 3650LL * 86'400'000);
   EXPECT_EQ(config->group_id, "delaybridge");
-  EXPECT_EQ(config->sync_interval_ms, 5);
+  EXPECT_EQ(config->sync_interval_ms, 100);
 }
 
 TEST(ConfigTest, ReadsEveryOptionalKey) {
@@ -126,6 +126,9 @@ TEST(ConfigTest, ErrorsNameTheKeyPath) {
            tail,
        "kafka.statistics.interval.ms: needs kafka_stats_file"},
       {With("group_id: \"\""), "group_id: must be a non-empty consumer group id"},
+      {With("allow_unsafe_retention: maybe"),
+       "allow_unsafe_retention: must be true or false, got \"maybe\""},
+      {With("retention_margin: 1w"), "retention_margin: must be a duration"},
       {std::string(kMinimal) + "  sync_interval_ms: x\n",
        "storage.sync_interval_ms: must be a positive integer, got \"x\""},
       {std::string(kMinimal) + "  checkpoint_interval_ms: 0\n",
@@ -183,6 +186,40 @@ TEST(ConfigTest, ErrorsNameTheKeyPath) {
         << "expected \"" << c.expected << "\" in \"" << error << "\" for:\n"
         << c.yaml;
   }
+}
+
+TEST(ConfigTest, MembershipAndRetentionKeys) {
+  auto defaults = ParseConfig(kMinimal);
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_FALSE(defaults->group_instance_id.has_value());  // derived at start
+  EXPECT_EQ(defaults->retention_margin_ms, 86'400'000);
+  EXPECT_FALSE(defaults->allow_unsafe_retention);
+  auto set = ParseConfig(std::string(kMinimal) +
+                         "group_instance_id: bridge-7\nretention_margin: 2h\n"
+                         "allow_unsafe_retention: true\n");
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->group_instance_id, "bridge-7");
+  EXPECT_EQ(set->retention_margin_ms, 7'200'000);
+  EXPECT_TRUE(set->allow_unsafe_retention);
+  auto off = ParseConfig(std::string(kMinimal) + "group_instance_id: \"\"\n");
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->group_instance_id, "");  // static membership off
+  auto owned = ParseConfig(
+      "kafka: {bootstrap.servers: b, group.instance.id: x}\nroutes: {a: b}\n"
+      "dead_letter_topic: dlq\nstorage: {dir: d}\n");
+  ASSERT_FALSE(owned.ok());
+  EXPECT_NE(owned.status().message().find("kafka.group.instance.id: is set by the bridge itself "
+                                          "and cannot be overridden (use group_instance_id)"),
+            std::string::npos)
+      << owned.status().message();
+}
+
+// Stable across restarts, different per storage.dir, and a valid group.instance.id.
+TEST(ConfigTest, DefaultGroupInstanceIdFollowsHostAndStorageDir) {
+  EXPECT_EQ(DefaultGroupInstanceId("/var/lib/delaybridge"),
+            DefaultGroupInstanceId("/var/lib/delaybridge/"));
+  EXPECT_NE(DefaultGroupInstanceId("/var/lib/a"), DefaultGroupInstanceId("/var/lib/b"));
+  EXPECT_EQ(DefaultGroupInstanceId("d").rfind("delaybridge-", 0), 0u);
 }
 
 TEST(ConfigTest, MissingFileIsNotFound) {
