@@ -417,11 +417,11 @@ rebuilt_ms() {
 
 run_failover() {
   load failover_topics --create-topics "$partitions" --create-extra failover.in.dlq \
-    --delay-topic failover.in --target-topic failover.out --count 1 --no-consume --warmup 0
+    --delay-topic failover.in --target-topic failover.in.out --count 1 --no-consume --warmup 0
   local identity="group_instance_id: bench-failover"
-  write_config fo_first failover.in failover.out delaybridge-failover "$identity"
-  write_config fo_second failover.in failover.out delaybridge-failover "$identity"
-  write_config fo_third failover.in failover.out delaybridge-failover "$identity"
+  write_config fo_first failover.in failover.in.out delaybridge-failover "$identity"
+  write_config fo_second failover.in failover.in.out delaybridge-failover "$identity"
+  write_config fo_third failover.in failover.in.out delaybridge-failover "$identity"
   bridge_start fo_first
   log "failover: filling $failover_records records due 1 h..2 h ahead"
   local fill_s
@@ -441,7 +441,7 @@ run_failover() {
   rebuild_ms=$(rebuilt_ms fo_second)
 
   log "failover: steady stream due 2 s ahead; kill and replace under it"
-  load failover_stream --delay-topic failover.in --target-topic failover.out --rate 2000 \
+  load failover_stream --delay-topic failover.in --target-topic failover.in.out --rate 2000 \
     --duration 30s --payload-bytes 100 --delay fixed:2s --timeout 120s &
   local load_pid=$!
   sleep 12
