@@ -93,6 +93,24 @@ Status ParseMap(const YAML::Node& node, const std::string& path,
   return Status::Ok();
 }
 
+// A duration value ("500ms", "1d"); errors carry the key path.
+Result<int64_t> DurationAt(const YAML::Node& node, const std::string& path) {
+  auto text = ScalarAt(node, path);
+  if (!text.ok()) return text.status();
+  auto ms = ParseDurationMs(*text);
+  if (!ms.ok()) return ms.status().WithContext(path);
+  return ms;
+}
+
+Result<bool> BoolAt(const YAML::Node& node, const std::string& path) {
+  auto text = ScalarAt(node, path);
+  if (!text.ok()) return text.status();
+  if (*text != "true" && *text != "false") {
+    return KeyError(path, "must be true or false, got " + Quote(*text));
+  }
+  return *text == "true";
+}
+
 Status ParseKafka(const YAML::Node& node, const std::string& path, BridgeConfig* config) {
   if (!node.IsMap()) return KeyError(path, "must be a map of librdkafka properties");
   std::unique_ptr<RdKafka::Conf> probe(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
@@ -242,32 +260,23 @@ Status ParseTopLevel(const YAML::Node& root, BridgeConfig* config) {
        }},
       {"retention_margin",
        [&c](auto& n, auto& p) {
-         auto text = ScalarAt(n, p);
-         if (!text.ok()) return text.status();
-         auto ms = ParseDurationMs(*text);
-         if (!ms.ok()) return ms.status().WithContext(p);
-         c.retention_margin_ms = *ms;
-         return Status::Ok();
+         auto ms = DurationAt(n, p);
+         if (ms.ok()) c.retention_margin_ms = *ms;
+         return ms.status();
        }},
       {"allow_unsafe_retention",
        [&c](auto& n, auto& p) {
-         auto text = ScalarAt(n, p);
-         if (!text.ok()) return text.status();
-         if (*text != "true" && *text != "false") {
-           return KeyError(p, "must be true or false, got " + Quote(*text));
-         }
-         c.allow_unsafe_retention = *text == "true";
-         return Status::Ok();
+         auto allow = BoolAt(n, p);
+         if (allow.ok()) c.allow_unsafe_retention = *allow;
+         return allow.status();
        }},
       {"storage", track("storage", [&c](auto& n, auto& p) { return ParseStorage(n, p, &c); })},
       {"wheel", [&c](auto& n, auto& p) { return ParseWheel(n, p, &c); }},
       {"max_delay",
        [&c](auto& n, auto& p) {
-         auto text = ScalarAt(n, p);
-         if (!text.ok()) return text.status();
-         auto ms = ParseDurationMs(*text);
-         if (!ms.ok()) return ms.status().WithContext(p);
-         if (*ms <= 0) return KeyError(p, "must be greater than zero, got " + Quote(*text));
+         auto ms = DurationAt(n, p);
+         if (!ms.ok()) return ms.status();
+         if (*ms <= 0) return KeyError(p, "must be greater than zero");
          c.max_delay_ms = *ms;
          return Status::Ok();
        }},

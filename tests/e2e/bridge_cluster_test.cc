@@ -21,6 +21,10 @@ constexpr int kPartitions = 6;
 // acknowledgement latency of a loaded sanitizer build.
 constexpr int64_t kDuplicateWindowMs = 3'000;
 
+BridgeTopology ClusterTopology() {
+  return {.delay_partitions = kPartitions, .target_partitions = 4, .alt_partitions = 2};
+}
+
 class BridgeClusterTest : public BridgeTestBase {
  protected:
   void TearDown() override {
@@ -63,6 +67,18 @@ class BridgeClusterTest : public BridgeTestBase {
         timeout);
     ASSERT_TRUE(wanted.empty()) << wanted.size() << " partitions not served within "
                                 << timeout.count() << " s, e.g. " << *wanted.begin();
+  }
+
+  // The suite's bridge and instances b and c, each owning partitions and delivering.
+  void StartThreeInstances() {
+    SetUpBridge(ClusterTopology());
+    ASSERT_FALSE(HasFatalFailure());
+    StartBridgeAndWaitReady();
+    ASSERT_FALSE(HasFatalFailure());
+    Start("b");
+    Start("c");
+    ASSERT_NO_FATAL_FAILURE(WaitAssigned({"b", "c"}));
+    ASSERT_NO_FATAL_FAILURE(WaitAllPartitionsServed(seconds(90)));
   }
 
   // Waits until each named instance owns at least one partition.
@@ -150,19 +166,8 @@ class BridgeClusterTest : public BridgeTestBase {
   Status feed_status_;
 };
 
-BridgeTopology ClusterTopology() {
-  return {.delay_partitions = kPartitions, .target_partitions = 4, .alt_partitions = 2};
-}
-
 TEST_F(BridgeClusterTest, ThreeInstancesOneKilledForGoodWhileRecordsArePending) {
-  SetUpBridge(ClusterTopology());
-  ASSERT_FALSE(HasFatalFailure());
-  StartBridgeAndWaitReady();
-  ASSERT_FALSE(HasFatalFailure());
-  Start("b");
-  Start("c");
-  ASSERT_NO_FATAL_FAILURE(WaitAssigned({"b", "c"}));
-  ASSERT_NO_FATAL_FAILURE(WaitAllPartitionsServed(seconds(90)));
+  ASSERT_NO_FATAL_FAILURE(StartThreeInstances());
 
   DelayWorkload workload(Spec(1401, 20'000));
   ASSERT_NO_FATAL_FAILURE(ProduceBurst(workload, 20'000));
@@ -207,14 +212,7 @@ TEST_F(BridgeClusterTest, ANewInstanceWithAnEmptyDiskReplacesADeadOne) {
 }
 
 TEST_F(BridgeClusterTest, RollingRestartOfThreeInstancesUnderLoadLosesNothing) {
-  SetUpBridge(ClusterTopology());
-  ASSERT_FALSE(HasFatalFailure());
-  StartBridgeAndWaitReady();
-  ASSERT_FALSE(HasFatalFailure());
-  Start("b");
-  Start("c");
-  ASSERT_NO_FATAL_FAILURE(WaitAssigned({"b", "c"}));
-  ASSERT_NO_FATAL_FAILURE(WaitAllPartitionsServed(seconds(90)));
+  ASSERT_NO_FATAL_FAILURE(StartThreeInstances());
 
   DelayWorkload workload(Spec(1403, 8'000));
   ASSERT_NO_FATAL_FAILURE(StartFeeding(workload));
