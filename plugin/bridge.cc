@@ -185,7 +185,12 @@ void Bridge::DrainConsumer() {
   ApplyBackpressure();
   const std::vector<IncomingRecord> records = consumer_->Poll(kConsumeBatch);
   std::vector<DueRecord> due;
-  for (const auto& record : records) Ingest(record, &due);
+  for (const auto& record : records) {
+    // After a failure nothing more is ingested: a record after a failed one must not move the
+    // store's marker or the partition's progress past it.
+    if (exit_code_ != 0) break;
+    Ingest(record, &due);
+  }
   deliverer_->Schedule(std::move(due));
   if (consumer_->fatal()) return Fail(Status::Unavailable("the consumer hit a fatal error"));
   if (records.size() == kConsumeBatch) {
@@ -223,9 +228,8 @@ void Bridge::Ingest(const IncomingRecord& in, std::vector<DueRecord>* due) {
   const int64_t now_ms = clock_.now_ms();
   IngestDecision decision = DecideIngest(in, config_.routes.at(in.topic), policy_, now_ms);
   auto* rejected = std::get_if<Rejected>(&decision);
-  const int64_t requested_ms =
-      rejected ? 0 : std::get<Accepted>(decision).record.requested_deliver_at_ms;
-  if (store.Finished(in.offset, rejected != nullptr, requested_ms)) {
+  if (!rejected &&
+      store.Finished(in.offset, std::get<Accepted>(decision).record.requested_deliver_at_ms)) {
     // Read again after a failover or restart: the committed progress says it was delivered
     // (or dead-lettered) already.
     ++already_finished_;
@@ -446,8 +450,8 @@ std::map<TopicPartitionId, int64_t> Bridge::OnAssigned(
     }
     const std::optional<int64_t> committed_offset =
         commit ? std::optional<int64_t>(commit->offset) : std::nullopt;
-    const std::optional<int64_t> start =
-        (*store)->Resume(committed_offset, kafka_state, clock_.now_ms());
+    const std::optional<int64_t> start = (*store)->Resume(
+        committed_offset, kafka_state, clock_.now_ms(), (config_.preload_seconds + 1) * 1000);
     if (start) starts[id] = *start;
     LogAssigned(**store, report, committed_offset, kafka_state, start);
     stores_[id] = std::move(store).value();
@@ -472,6 +476,13 @@ void Bridge::LogAssigned(const PartitionStore& store, const storage::RecoveryRep
       std::to_string(report.records_dropped) + " resume_at=" + PositionString(store.start()) +
       " committed_offset=" + or_none(committed_offset) + " reading_from=" + or_none(start) +
       (store.had_checkpoint() ? " (checkpoint)" : " (no checkpoint)"));
+  if (committed_offset && !kafka_state && !store.had_checkpoint() && report.hours == 0) {
+    // Committed by a bridge that kept no progress in Kafka (before version 0.2): records still
+    // pending in that instance's store below the committed offset are not read again here.
+    logger_.Error("assigned " + id + " has committed offset " + std::to_string(*committed_offset) +
+                  " without progress metadata and an empty store here: records still pending in "
+                  "the store of the instance that committed it are not delivered by this one");
+  }
   if (kafka_state && store.rebuilt()) {
     logger_.Warn("assigned " + id + ": the group's last commit came from store " +
                  kafka_state->store_id + ", not this one: rebuilding it from the delay topic, " +

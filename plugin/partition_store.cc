@@ -10,7 +10,8 @@ namespace delaybridge::plugin {
 
 namespace {
 constexpr int64_t kMsPerHour = 3'600'000;
-}
+constexpr int64_t kRecommitMs = 5'000;  // an unchanged state is committed again this often
+}  // namespace
 
 namespace {
 
@@ -55,7 +56,9 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(
 
   RecordPosition start{now_ms, 0};
   bool had_checkpoint = false;
+  int64_t checkpoint_written_ms = 0;
   if (checkpoint->has_value()) {
+    checkpoint_written_ms = (*checkpoint)->updated_at_ms;
     start = RecordPosition{(*checkpoint)->next_deliver_at_ms, (*checkpoint)->next_ordinal};
     had_checkpoint = true;
   } else if (const auto hours = (*log)->Hours(); !hours.empty()) {
@@ -65,17 +68,18 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(
   // Kafka's checkpoint can be ahead of the local file (written less often, or by a previous
   // owner): records before it were delivered.
   if (kafka_state) start = std::max(start, RecordPosition{kafka_state->checkpoint_ms, 0});
-  return std::unique_ptr<PartitionStore>(
-      new PartitionStore(id, std::move(log).value(), std::move(marker).value(), start,
-                         had_checkpoint, std::move(store_id).value(), rebuilt));
+  return std::unique_ptr<PartitionStore>(new PartitionStore(
+      id, std::move(log).value(), std::move(marker).value(), start, had_checkpoint,
+      checkpoint_written_ms, std::move(store_id).value(), rebuilt));
 }
 
 PartitionStore::PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,
                                SourceOffsetMarker marker, RecordPosition start, bool had_checkpoint,
-                               std::string store_id, bool rebuilt)
+                               int64_t checkpoint_written_ms, std::string store_id, bool rebuilt)
     : id_(std::move(id)),
       store_id_(std::move(store_id)),
       rebuilt_(rebuilt),
+      checkpoint_written_ms_(checkpoint_written_ms),
       log_(std::move(log)),
       marker_(std::move(marker)),
       stored_below_(marker_.recovered()),
@@ -87,16 +91,17 @@ PartitionStore::PartitionStore(TopicPartitionId id, std::unique_ptr<storage::Del
 
 std::optional<int64_t> PartitionStore::Resume(std::optional<int64_t> committed_offset,
                                               const std::optional<ProgressMetadata>& kafka_state,
-                                              int64_t now_ms) {
+                                              int64_t now_ms, int64_t late_slack_ms) {
   resumed_at_ms_ = now_ms;
   const std::vector<int64_t> hours = log_->Hours();
   // Records recovered from this store, whose offsets are unknown: they hold the low watermark
   // at the committed one until the checkpoint passes the end of the store's last hour, and
-  // late_below until it passes the time they can have been placed at (a late record is placed
-  // when it is stored: before now, or at the checkpoint if the clock stepped back; a second of
-  // slack for the clock).
+  // late_below until it passes the latest time a late one can have been placed at: when it was
+  // stored (before now, or before the last checkpoint write if the clock stepped back since)
+  // plus how far the watermark can run ahead of the clock, plus a second of slack.
   const int64_t recovered_until_ms = hours.empty() ? 0 : (hours.back() + 1) * kMsPerHour;
-  const int64_t late_until_ms = std::max(now_ms, start_.deliver_at_ms) + 1000;
+  const int64_t late_until_ms =
+      std::max({now_ms, start_.deliver_at_ms, checkpoint_written_ms_}) + late_slack_ms + 1000;
   std::optional<int64_t> start_offset;
   if (kafka_state && committed_offset) {
     start_offset = *committed_offset;
@@ -120,8 +125,8 @@ std::optional<int64_t> PartitionStore::Resume(std::optional<int64_t> committed_o
   return start_offset;
 }
 
-bool PartitionStore::Finished(int64_t offset, bool rejected, int64_t requested_ms) {
-  return finished_ && finished_->Finished(offset, rejected, requested_ms);
+bool PartitionStore::Finished(int64_t offset, int64_t requested_ms) {
+  return finished_ && finished_->Finished(offset, requested_ms);
 }
 
 std::optional<PartitionStore::RebuildDone> PartitionStore::EndRebuildWhenCaughtUp(int64_t now_ms) {
@@ -140,13 +145,15 @@ std::optional<CommittedOffset> PartitionStore::TakeProgressToCommit(int64_t now_
   const RecordPosition watermark = tracker_.Watermark(preloaded_until_second_ * 1000, now_ms);
   const PartitionProgress::Snapshot snapshot = progress_.Take(watermark);
   // An idle partition's checkpoint follows the clock; committing it would only rewrite the
-  // same state, so a moved checkpoint alone counts when it covers new deliveries.
+  // same state, so a moved checkpoint alone counts when it covers new deliveries. The state is
+  // committed again every kRecommitMs anyway: an asynchronous commit can fail.
   const bool unchanged = last_snapshot_ &&
                          last_snapshot_->low_watermark == snapshot.low_watermark &&
                          last_snapshot_->late_below == snapshot.late_below &&
                          last_snapshot_->ingest_position == snapshot.ingest_position &&
-                         acknowledged_since_commit_ == 0;
+                         acknowledged_since_commit_ == 0 && now_ms - last_commit_ms_ < kRecommitMs;
   if (!force && unchanged) return std::nullopt;
+  last_commit_ms_ = now_ms;
   const ProgressMetadata metadata{store_id_, watermark.deliver_at_ms, snapshot.late_below,
                                   snapshot.ingest_position};
   last_commit_ = CommittedOffset{snapshot.low_watermark, EncodeProgressMetadata(metadata)};

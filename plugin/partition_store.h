@@ -87,9 +87,11 @@ class PartitionStore {
   //  - An offset without our metadata: there, trusting the marker only below it.
   //  - No commit (a new group, or the topic was deleted and re-created): offsets start over and
   //    an old marker would skip new records, so it is ignored.
+  // late_slack_ms: how far after the time it was stored a late record can have been placed
+  // (the delivered watermark runs up to the preload horizon ahead of the clock).
   std::optional<int64_t> Resume(std::optional<int64_t> committed_offset,
                                 const std::optional<ProgressMetadata>& kafka_state,
-                                int64_t now_ms = 0);
+                                int64_t now_ms = 0, int64_t late_slack_ms = 0);
   // Re-reading records the previous commit describes (a rebuild, or a restart whose marker is
   // behind Kafka's ingest position).
   bool rebuilding() const { return finished_.has_value(); }
@@ -102,7 +104,7 @@ class PartitionStore {
   std::optional<RebuildDone> EndRebuildWhenCaughtUp(int64_t now_ms);
   // Whether a record read again was finished by the partition's previous owner (or by this
   // store before a restart), per the committed progress; see ProgressMetadata::Finished.
-  bool Finished(int64_t offset, bool rejected, int64_t requested_ms);
+  bool Finished(int64_t offset, int64_t requested_ms);
   PartitionProgress& progress() { return progress_; }
   // The broker acknowledged the delivery of the record at position (DeliveryTracker).
   bool Acknowledge(RecordPosition position);
@@ -128,11 +130,12 @@ class PartitionStore {
  private:
   PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,
                  SourceOffsetMarker marker, RecordPosition start, bool had_checkpoint,
-                 std::string store_id, bool rebuilt);
+                 int64_t checkpoint_written_ms, std::string store_id, bool rebuilt);
 
   TopicPartitionId id_;
   std::string store_id_;
   bool rebuilt_;
+  int64_t checkpoint_written_ms_;  // wall clock of the last checkpoint write before this open
   std::unique_ptr<storage::DelayLogStore> log_;
   SourceOffsetMarker marker_;
   std::optional<int64_t> stored_below_;
@@ -144,6 +147,7 @@ class PartitionStore {
   std::optional<ProgressMetadata> finished_;  // the skip rule while re-reading
   int64_t resumed_at_ms_ = 0;
   std::optional<CommittedOffset> last_commit_;  // what TakeProgressToCommit returned last
+  int64_t last_commit_ms_ = 0;
   std::optional<PartitionProgress::Snapshot> last_snapshot_;
   uint64_t acknowledged_since_commit_ = 0;
   int64_t preloaded_until_second_;

@@ -25,13 +25,13 @@ struct ProgressMetadata {
   int64_t late_below = 0;       // LL: late or dead-lettered records below it are finished
   int64_t ingest_position = 0;  // I: the next offset that store had not read yet
 
-  // Whether a record read again from the delay topic was finished by the previous owner:
-  // requested_ms is the time its headers ask for; rejected records went to the dead-letter
-  // topic. Exact for on-time records before the checkpoint and for every record below LL that
-  // was late or rejected; anything else is delivered again (a bounded duplicate, never a loss).
-  bool Finished(int64_t offset, bool rejected, int64_t requested_ms) const {
-    if (offset >= late_below) return false;
-    return rejected || requested_ms < checkpoint_ms;
+  // Whether a record read again from the delay topic, and accepted now, was finished by the
+  // previous owner: requested_ms is the time its headers ask for. Exact for on-time records
+  // before the checkpoint and for late ones below LL; anything else is delivered again (a
+  // bounded duplicate, never a loss). A record rejected now is never skipped: the previous owner
+  // may have accepted it under another configuration, so it is dead-lettered again.
+  bool Finished(int64_t offset, int64_t requested_ms) const {
+    return offset < late_below && requested_ms < checkpoint_ms;
   }
 };
 

@@ -255,11 +255,10 @@ TEST_F(PartitionStoreTest, AForeignStoreIsEmptiedAndRebuiltFromTheLowWatermark) 
   EXPECT_NE(store->store_id(), "00000000000000aa");
   EXPECT_TRUE(store->log().Hours().empty());
   EXPECT_EQ(store->Resume(10, kafka), 10);
-  EXPECT_TRUE(store->Finished(10, false, kHourStartMs + 19'999));   // on time, before C
-  EXPECT_FALSE(store->Finished(11, false, kHourStartMs + 20'000));  // at C: delivered again
-  EXPECT_TRUE(store->Finished(12, true, kHourStartMs + 90'000));    // dead-lettered below LL
-  EXPECT_FALSE(store->Finished(16, false, kHourStartMs + 1000));    // may be late: again
-  EXPECT_FALSE(store->Finished(20, false, kHourStartMs + 1000));    // never read before
+  EXPECT_TRUE(store->Finished(10, kHourStartMs + 19'999));   // on time, before C
+  EXPECT_FALSE(store->Finished(11, kHourStartMs + 20'000));  // at C: delivered again
+  EXPECT_FALSE(store->Finished(16, kHourStartMs + 1000));    // may be late: again
+  EXPECT_FALSE(store->Finished(20, kHourStartMs + 1000));    // never read before
   // Until it has read everything the previous commit describes, that commit stays the truth.
   store->progress().AddFinished(18);
   EXPECT_FALSE(store->TakeProgressToCommit(kHourStartMs + 25'000, true).has_value());
@@ -268,7 +267,7 @@ TEST_F(PartitionStoreTest, AForeignStoreIsEmptiedAndRebuiltFromTheLowWatermark) 
   EXPECT_TRUE(store->EndRebuildWhenCaughtUp(kHourStartMs + 25'000).has_value());
   EXPECT_FALSE(store->rebuilding());
   EXPECT_TRUE(store->TakeProgressToCommit(kHourStartMs + 25'000, true).has_value());
-  EXPECT_FALSE(store->Finished(12, true, kHourStartMs + 1000));
+  EXPECT_FALSE(store->Finished(12, kHourStartMs + 1000));
 }
 
 // The committed state names the new store and moves with deliveries.
@@ -369,7 +368,7 @@ TEST_F(PartitionStoreTest, ARebuildFromTheCommittedProgressKeepsEveryUndelivered
                                   << commit->offset << " was never delivered";
         continue;
       }
-      if (b.Finished(offset, false, requested[offset])) {
+      if (b.Finished(offset, requested[offset])) {
         ASSERT_FALSE(undelivered) << "offset " << offset << " skipped but never delivered";
         continue;
       }

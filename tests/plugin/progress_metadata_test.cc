@@ -39,13 +39,12 @@ TEST(ProgressMetadataTest, ForeignOrDamagedTextIsRefused) {
   }
 }
 
-TEST(ProgressMetadataTest, FinishedOnlyBelowLateBelow) {
+TEST(ProgressMetadataTest, FinishedOnlyBelowLateBelowAndBeforeTheCheckpoint) {
   const ProgressMetadata m{"a", 1000, 50, 60};
-  EXPECT_TRUE(m.Finished(10, false, 999));
-  EXPECT_FALSE(m.Finished(10, false, 1000));  // at the checkpoint: maybe not delivered
-  EXPECT_TRUE(m.Finished(10, true, 5000));    // dead-lettered below LL
-  EXPECT_FALSE(m.Finished(50, false, 1));     // at or above LL it may have been late
-  EXPECT_FALSE(m.Finished(55, true, 1));
+  EXPECT_TRUE(m.Finished(10, 999));
+  EXPECT_FALSE(m.Finished(10, 1000));  // at the checkpoint: maybe not delivered
+  EXPECT_FALSE(m.Finished(50, 1));     // at or above LL it may have been late
+  EXPECT_FALSE(m.Finished(55, 1));
 }
 
 }  // namespace
