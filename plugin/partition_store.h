@@ -92,9 +92,6 @@ class PartitionStore {
   std::optional<int64_t> Resume(std::optional<int64_t> committed_offset,
                                 const std::optional<ProgressMetadata>& kafka_state,
                                 int64_t now_ms = 0, int64_t late_slack_ms = 0);
-  // Re-reading records the previous commit describes (a rebuild, or a restart whose marker is
-  // behind Kafka's ingest position).
-  bool rebuilding() const { return finished_.has_value(); }
   struct RebuildDone {
     int64_t caught_up_offset = 0;  // the previous owner's ingest position
     int64_t elapsed_ms = 0;        // since Resume
