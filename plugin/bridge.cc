@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <boost/asio/post.hpp>
+#include <set>
+#include <thread>
 
 #include "plugin/dead_letter.h"
 #include "plugin/preloader.h"
@@ -21,6 +23,7 @@ constexpr int64_t kSafetyPollIntervalMs = 100;  // in case an eventfd wake-up wa
 constexpr int kFlushTimeoutMs = 10'000;         // revoke/shutdown wait for acknowledgements
 constexpr int kCommittedTimeoutMs = 10'000;     // assign: reading the group's offsets
 constexpr int64_t kSlowSyncMs = 100;            // a store sync this slow is worth a warning
+constexpr int64_t kNotExactRetryMs = 5;         // a cut put off: the due record is on its way
 
 std::string PositionString(RecordPosition p) {
   return std::to_string(p.deliver_at_ms) + "/" + std::to_string(p.ordinal);
@@ -46,6 +49,7 @@ Bridge::Bridge(const BridgeConfig& config, std::string bootstrap_servers, Logger
       preload_timer_(io_),
       checkpoint_timer_(io_),
       progress_timer_(io_),
+      transaction_timer_(io_),
       stats_timer_(io_),
       safety_poll_timer_(io_),
       warnings_(logger, clock),
@@ -78,12 +82,20 @@ Status Bridge::Start() {
   Deliverer::Callbacks callbacks;
   callbacks.on_acks = [this] { boost::asio::post(io_, [this] { ApplyAcks(); }); };
   callbacks.on_fatal = [this](const Status& s) { boost::asio::post(io_, [this, s] { Fail(s); }); };
-  auto deliverer =
-      Deliverer::Start({kafka, config_.tick_ms, kafka_stats_.get()}, logger_, clock_, callbacks);
-  if (!deliverer.ok()) return deliverer.status();
-  deliverer_ = std::move(deliverer).value();
   const std::string instance_id =
       config_.group_instance_id.value_or(DefaultGroupInstanceId(config_.storage_dir));
+  Deliverer::Options delivery{kafka, config_.tick_ms, kafka_stats_.get(), {}};
+  if (config_.exactly_once()) {
+    // Stable per instance, so a restart fences its previous incarnation (KIP-98); fencing an
+    // instance that lost its partitions is the group metadata's job (KIP-447).
+    delivery.transactions.transactional_id =
+        config_.group_id + "-" +
+        (instance_id.empty() ? DefaultGroupInstanceId(config_.storage_dir) : instance_id);
+    delivery.transactions.timeout_ms = static_cast<int>(config_.transaction_timeout_ms);
+  }
+  auto deliverer = Deliverer::Start(delivery, logger_, clock_, callbacks);
+  if (!deliverer.ok()) return deliverer.status();
+  deliverer_ = std::move(deliverer).value();
   auto consumer = SourceConsumer::Create(kafka, config_.group_id, instance_id, logger_, *this,
                                          kafka_stats_.get());
   if (!consumer.ok()) return consumer.status();
@@ -108,13 +120,20 @@ Status Bridge::Start() {
   Every(preload_timer_, milliseconds(kPreloadIntervalMs), &Bridge::Preload);
   Every(checkpoint_timer_, milliseconds(config_.checkpoint_interval_ms),
         &Bridge::PersistCheckpoints);
-  Every(progress_timer_, milliseconds(config_.checkpoint_interval_ms), &Bridge::CommitProgress);
+  if (config_.exactly_once()) {
+    ScheduleTransaction(milliseconds(config_.transaction_interval_ms));
+  } else {
+    Every(progress_timer_, milliseconds(config_.checkpoint_interval_ms), &Bridge::CommitProgress);
+  }
   Every(stats_timer_, milliseconds(config_.stats_interval_s * 1000), &Bridge::LogStats);
   Every(safety_poll_timer_, milliseconds(kSafetyPollIntervalMs), &Bridge::DrainConsumer);
-  logger_.Info("bridge started: consuming " + std::to_string(topics.size()) +
-               " delay topic(s) as group " + config_.group_id +
-               (instance_id.empty() ? std::string() : " member " + instance_id) + " from " +
-               bootstrap_servers_);
+  logger_.Info(
+      "bridge started: consuming " + std::to_string(topics.size()) + " delay topic(s) as group " +
+      config_.group_id + (instance_id.empty() ? std::string() : " member " + instance_id) +
+      " from " + bootstrap_servers_ +
+      (config_.exactly_once()
+           ? ", exactly once (transactional.id " + delivery.transactions.transactional_id + ")"
+           : ", at least once"));
   return Status::Ok();
 }
 
@@ -237,8 +256,17 @@ void Bridge::Ingest(const IncomingRecord& in, std::vector<DueRecord>* due) {
     store.progress().AddFinished(in.offset);
     return;
   }
+  if (rejected && store.FinishedRejected(in.offset)) {
+    ++already_finished_;  // dead-lettered by the previous owner
+    store.offsets().AddSettled(in.offset);
+    store.progress().AddFinished(in.offset);
+    return;
+  }
   if (rejected) return DeadLetter(store, in, rejected->reason);
   auto& accepted = std::get<Accepted>(decision);
+  if (store.Behind(accepted.record.requested_deliver_at_ms)) {
+    return DeliverBehind(store, in, std::move(accepted.record));
+  }
   auto appended = store.Append(accepted.record, accepted.encoded, now_ms);
   if (!appended.ok() && appended.status().code() == Status::Code::kInvalidArgument) {
     // The store refuses this record (e.g. a due time past year 9999): bad input, not a fault.
@@ -263,6 +291,14 @@ void Bridge::DeadLetter(PartitionStore& store, const IncomingRecord& in,
   logger_.Warn("dead letter " + letter.SourceId() + " -> " + config_.dead_letter_topic + ": " +
                reason);
   deliverer_->DeadLetter(store.id(), in.offset, std::move(letter));
+}
+
+void Bridge::DeliverBehind(PartitionStore& store, const IncomingRecord& in, DelayedRecord record) {
+  ++delivered_behind_;
+  // Settled (for the marker) and finished (for the progress) once the transaction commits.
+  store.offsets().AddDeadLettered(in.offset);
+  store.progress().AddDeadLetter(in.offset);
+  deliverer_->DeadLetter(store.id(), in.offset, std::move(record));
 }
 
 void Bridge::GroupCommit() {
@@ -313,6 +349,8 @@ void Bridge::FinishGroupCommit(std::vector<StoreSync>& syncs, int64_t disk_ms) {
 }
 
 void Bridge::MarkDurableOffsets() {
+  // Records acknowledged in a transaction that then failed are not finished.
+  if (transaction_failed_) return;
   for (auto& [id, store] : stores_) {
     if (auto offset = store->offsets().TakeCommittable()) {
       if (Status s = store->MarkCommittable(*offset); !s.ok()) warnings_.Warn(s.ToString());
@@ -330,6 +368,92 @@ void Bridge::CommitProgress() {
   consumer_->CommitAsync(commits);
 }
 
+void Bridge::ScheduleTransaction(milliseconds delay) {
+  transaction_timer_.expires_after(delay);
+  transaction_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) CommitTransaction();
+  });
+}
+
+void Bridge::CommitTransaction() {
+  if (stopping_ || transaction_failed_) return;
+  const CutResult result = CutTransaction(false);
+  if (result == CutResult::kFailed) return;
+  ScheduleTransaction(milliseconds(
+      result == CutResult::kNotExact ? kNotExactRetryMs : config_.transaction_interval_ms));
+}
+
+Bridge::CutResult Bridge::CutTransaction(bool force) {
+  const auto started = std::chrono::steady_clock::now();
+  Deliverer::PreparedCommit prepared = deliverer_->PrepareCommit(kFlushTimeoutMs);
+  if (!prepared.status.ok()) {
+    FailTransaction(prepared.status);
+    return CutResult::kFailed;
+  }
+  ApplyAckBatch(prepared.acks);
+  std::set<TopicPartitionId> touched;
+  for (const auto& [id, position] : prepared.last_produced) touched.insert(id);
+  for (const auto& ack : prepared.acks.dead_lettered) touched.insert(ack.store);
+  const int64_t now_ms = clock_.now_ms();
+  std::map<TopicPartitionId, RecordPosition> checkpoints;
+  for (auto& [id, store] : stores_) {
+    EndRebuildWhenCaughtUp(*store, now_ms);
+    if (store->catching_up()) continue;  // delivers nothing meanwhile
+    const auto last = prepared.last_produced.find(id);
+    const auto checkpoint = store->TransactionCheckpoint(
+        prepared.cut_ms, now_ms,
+        last == prepared.last_produced.end() ? std::nullopt : std::optional(last->second));
+    if (!checkpoint) {
+      ++transactions_not_exact_;
+      deliverer_->Resume();
+      return CutResult::kNotExact;
+    }
+    checkpoints[id] = *checkpoint;
+  }
+  std::map<TopicPartitionId, CommittedOffset> commits;
+  for (const auto& [id, checkpoint] : checkpoints) {
+    if (auto commit =
+            stores_[id]->TransactionProgress(checkpoint, now_ms, force || touched.count(id))) {
+      commits[id] = std::move(*commit);
+    }
+  }
+  const GroupMetadata group = consumer_->CurrentGroupMetadata();
+  if (Status s = deliverer_->CommitTransaction(commits, group.get(),
+                                               static_cast<int>(config_.transaction_timeout_ms));
+      !s.ok()) {
+    FailTransaction(s);
+    return CutResult::kFailed;
+  }
+  for (const auto& [id, commit] : commits) stores_[id]->TransactionCommitted(checkpoints[id]);
+  ++transactions_;
+  transaction_max_ms_ = std::max<int64_t>(
+      transaction_max_ms_,
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started).count());
+  return CutResult::kCommitted;
+}
+
+bool Bridge::CutTransactionBeforeRevoke() {
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(kFlushTimeoutMs);
+  while (!transaction_failed_) {
+    const CutResult result = CutTransaction(true);
+    if (result != CutResult::kNotExact) return result == CutResult::kCommitted;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(milliseconds(kNotExactRetryMs));
+  }
+  if (!transaction_failed_) {
+    FailTransaction(Status::Unavailable("revoke: no exact transaction cut within " +
+                                        std::to_string(kFlushTimeoutMs) + " ms"));
+  }
+  return false;
+}
+
+void Bridge::FailTransaction(const Status& status) {
+  transaction_failed_ = true;
+  Fail(status.WithContext(
+      "transaction failed; nothing of it is visible to read_committed consumers, and a restart "
+      "resumes from the last committed one"));
+}
+
 void Bridge::EndRebuildWhenCaughtUp(PartitionStore& store, int64_t now_ms) {
   if (auto done = store.EndRebuildWhenCaughtUp(now_ms)) {
     logger_.Info("rebuilt " + store.id().ToString() + ": read the delay topic again up to offset " +
@@ -341,10 +465,11 @@ void Bridge::EndRebuildWhenCaughtUp(PartitionStore& store, int64_t now_ms) {
 // ---- delivery side ----
 
 void Bridge::Preload() {
-  if (stopping_) return;
+  if (stopping_ || transaction_failed_) return;
   const int64_t now_ms = clock_.now_ms();
   const int64_t horizon_second = now_ms / 1000 + config_.preload_seconds + 1;
   for (auto& [id, store] : stores_) {
+    if (store->exactly_once() && store->catching_up()) continue;
     const size_t in_memory = deliverer_->in_memory();
     if (in_memory >= config_.max_preloaded_records) break;  // wait for deliveries
     std::vector<DueRecord> due;
@@ -362,8 +487,9 @@ void Bridge::Preload() {
   }
 }
 
-void Bridge::ApplyAcks() {
-  AckBatch acks = deliverer_->TakeAcks();
+void Bridge::ApplyAcks() { ApplyAckBatch(deliverer_->TakeAcks()); }
+
+void Bridge::ApplyAckBatch(const AckBatch& acks) {
   for (const auto& [id, position] : acks.delivered) {
     // A store revoked meanwhile: its new owner delivers the record again.
     if (auto it = stores_.find(id); it != stores_.end()) it->second->Acknowledge(position);
@@ -403,11 +529,17 @@ void Bridge::LogStats() {
       "stats: consumed=" + std::to_string(consumed_) + " stored=" + std::to_string(stored_) +
       " already_stored=" + std::to_string(already_stored_) + " already_finished=" +
       std::to_string(already_finished_) + " refetched=" + std::to_string(refetched_) +
-      " dead_lettered=" + std::to_string(dead_lettered_) + " delivered=" +
-      std::to_string(delivered_) + " delivery_retries=" + std::to_string(delivery_retries_) +
-      " corrupt=" + std::to_string(corrupt_records_) + " in_memory=" + std::to_string(d.in_memory) +
-      " in_wheel=" + std::to_string(d.in_wheel) + " in_flight=" + std::to_string(d.in_flight) +
-      " stores=" + std::to_string(stores_.size()) +
+      " dead_lettered=" + std::to_string(dead_lettered_) +
+      (config_.exactly_once()
+           ? " delivered_behind=" + std::to_string(delivered_behind_) +
+                 " transactions=" + std::to_string(transactions_) +
+                 " transaction_cuts_put_off=" + std::to_string(transactions_not_exact_) +
+                 " transaction_max_ms=" + std::to_string(std::exchange(transaction_max_ms_, 0))
+           : std::string()) +
+      " delivered=" + std::to_string(delivered_) + " delivery_retries=" +
+      std::to_string(delivery_retries_) + " corrupt=" + std::to_string(corrupt_records_) +
+      " in_memory=" + std::to_string(d.in_memory) + " in_wheel=" + std::to_string(d.in_wheel) +
+      " in_flight=" + std::to_string(d.in_flight) + " stores=" + std::to_string(stores_.size()) +
       " | lateness at produce: " + LatenessSummaryMs(d.lateness_at_produce) +
       " | lateness at ack: " + LatenessSummaryMs(d.lateness_at_ack));
 }
@@ -419,7 +551,19 @@ std::map<TopicPartitionId, int64_t> Bridge::OnAssigned(
   storage::StoreOptions options;
   options.max_open_hours = config_.max_open_hours;
   options.max_record_bytes = config_.max_record_bytes;
-  auto committed = consumer_->Committed(partitions, kCommittedTimeoutMs);
+  // exactly_once: an instance that vanished can leave a transaction holding these partitions'
+  // offsets open until the broker aborts it (transaction_timeout_ms); the commit is read only
+  // once it is settled.
+  const int committed_timeout_ms =
+      config_.exactly_once()
+          ? static_cast<int>(config_.transaction_timeout_ms) + kCommittedTimeoutMs
+          : kCommittedTimeoutMs;
+  auto committed = consumer_->Committed(partitions, committed_timeout_ms);
+  if (!committed.ok() && config_.exactly_once()) {
+    // Guessing the progress could deliver a record twice.
+    Fail(committed.status().WithContext("assign (exactly_once needs the committed progress)"));
+    return {};
+  }
   if (!committed.ok()) {
     logger_.Warn(committed.status().ToString() +
                  " (reading starts at the group's committed offsets; the local stores are "
@@ -443,7 +587,7 @@ std::map<TopicPartitionId, int64_t> Bridge::OnAssigned(
     }
     storage::RecoveryReport report;
     auto store = PartitionStore::Open(id, config_.storage_dir, options, clock_.now_ms(),
-                                      kafka_state, &report);
+                                      kafka_state, &report, config_.exactly_once());
     if (!store.ok()) {
       Fail(store.status().WithContext("assign " + id.ToString()));
       return starts;
@@ -510,6 +654,9 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions) {
   for (const auto& id : owned) {
     if (Status s = stores_[id]->Sync(); !s.ok()) logger_.Error(s.ToString());
   }
+  // exactly_once: commit what was produced, with every partition's progress, in a transaction.
+  const bool committed =
+      config_.exactly_once() && !transaction_failed_ && CutTransactionBeforeRevoke();
   // 2. Wait for the acknowledgements of what is in flight (deliveries and dead letters), apply
   //    them, and have the delivery thread drop the partitions' records.
   const Deliverer::ReleaseResult released = deliverer_->Release(owned, kFlushTimeoutMs);
@@ -518,6 +665,7 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions) {
                  std::to_string(kFlushTimeoutMs) + " ms; they will be delivered again");
   }
   ApplyAcks();
+  if (config_.exactly_once()) return CloseStores(owned, released.released, committed);
   // 3. Mark what the stores durably hold, and commit the partitions' progress to Kafka.
   const int64_t now_ms = clock_.now_ms();
   std::map<TopicPartitionId, CommittedOffset> commits;
@@ -534,14 +682,25 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions) {
                  "and some delivered again)");
   }
   // 4. Checkpoint, then close the stores.
-  CloseStores(owned, released.released);
+  CloseStores(owned, released.released, true);
 }
 
-void Bridge::CloseStores(const std::vector<TopicPartitionId>& ids, size_t released_records) {
+void Bridge::CloseStores(const std::vector<TopicPartitionId>& ids, size_t released_records,
+                         bool committed) {
   const int64_t now_ms = clock_.now_ms();
   for (const auto& id : ids) {
     PartitionStore& store = *stores_[id];
-    if (Status s = store.PersistCheckpoint(now_ms); !s.ok()) logger_.Error(s.ToString());
+    if (store.exactly_once() && committed) {
+      // The marker covers exactly what the store holds, and the last transaction committed.
+      Status closed = store.PersistCheckpoint(now_ms);
+      if (auto offset = store.offsets().Committable(); closed.ok() && offset) {
+        closed = store.MarkCommittable(*offset);
+      }
+      if (closed.ok()) closed = store.MarkClosedCleanly();
+      if (!closed.ok()) logger_.Error(closed.ToString() + " (the store is rebuilt when assigned)");
+    } else if (!store.exactly_once()) {
+      if (Status s = store.PersistCheckpoint(now_ms); !s.ok()) logger_.Error(s.ToString());
+    }
     const auto committed = store.last_commit();
     logger_.Info("revoked " + id.ToString() +
                  ": checkpoint=" + PositionString(store.last_persisted()) + " committed_offset=" +

@@ -6,6 +6,11 @@
 // producer, so no disk or ingest work ever delays a delivery. The guarantees and the
 // re-delivery bound are described in docs/bridge.md.
 //
+// With delivery.guarantee exactly_once no offset is committed on its own: every
+// transaction_interval_ms the bridge cuts a transaction (CutTransaction), which commits the
+// deliveries and dead letters produced since the last one together with each partition's
+// progress; a failed transaction stops the bridge without committing anything else.
+//
 // Thread-safety: construct, Run() and destroy on one thread. librdkafka's internal threads
 // never touch bridge state: consumer callbacks arrive from calls made on the loop, and the
 // Deliverer only posts to it.
@@ -77,9 +82,23 @@ class Bridge final : public RebalanceListener {
   void CommitProgress();
   void EndRebuildWhenCaughtUp(PartitionStore& store, int64_t now_ms);
 
+  // exactly_once. A record asking for a time before the committed checkpoint: delivered now,
+  // finished when the transaction holding it commits.
+  void DeliverBehind(PartitionStore& store, const IncomingRecord& in, DelayedRecord record);
+  // The transaction timer's step: cuts a transaction, or tries again soon when the cut was not
+  // exact.
+  void CommitTransaction();
+  void ScheduleTransaction(std::chrono::milliseconds delay);
+  enum class CutResult { kCommitted, kNotExact, kFailed };
+  CutResult CutTransaction(bool force);
+  // For a revocation: cuts until one is exact (up to kFlushTimeoutMs).
+  bool CutTransactionBeforeRevoke();
+  void FailTransaction(const Status& status);
+
   // Delivery side (the Deliverer does the delivering).
   void Preload();
   void ApplyAcks();
+  void ApplyAckBatch(const AckBatch& acks);
   void PersistCheckpoints();
   void LogStats();
 
@@ -88,7 +107,10 @@ class Bridge final : public RebalanceListener {
                    const std::optional<ProgressMetadata>& kafka_state,
                    std::optional<int64_t> start);
   // released_records: how many records of these stores the Deliverer dropped from memory.
-  void CloseStores(const std::vector<TopicPartitionId>& ids, size_t released_records);
+  // committed: exactly_once, the last transaction committed (else the stores are left to be
+  // rebuilt).
+  void CloseStores(const std::vector<TopicPartitionId>& ids, size_t released_records,
+                   bool committed);
   void Every(boost::asio::steady_timer& timer, std::chrono::milliseconds period,
              void (Bridge::*step)());
 
@@ -104,6 +126,7 @@ class Bridge final : public RebalanceListener {
   boost::asio::steady_timer preload_timer_;
   boost::asio::steady_timer checkpoint_timer_;
   boost::asio::steady_timer progress_timer_;
+  boost::asio::steady_timer transaction_timer_;
   boost::asio::steady_timer stats_timer_;
   boost::asio::steady_timer safety_poll_timer_;
   WarningThrottle warnings_;
@@ -123,13 +146,18 @@ class Bridge final : public RebalanceListener {
   uint64_t already_finished_ = 0;  // read again, finished per the committed progress, skipped
   uint64_t refetched_ = 0;         // returned again by the consumer in this run, skipped
   uint64_t dead_lettered_ = 0;
-  uint64_t delivered_ = 0;  // totals of the Deliverer's per-interval stats
+  uint64_t delivered_behind_ = 0;  // exactly_once: asked for a time before the checkpoint
+  uint64_t transactions_ = 0;
+  uint64_t transactions_not_exact_ = 0;  // cuts put off because a due record was on its way
+  int64_t transaction_max_ms_ = 0;       // longest cut (deliveries wait meanwhile), per interval
+  uint64_t delivered_ = 0;               // totals of the Deliverer's per-interval stats
   uint64_t delivery_retries_ = 0;
   uint64_t corrupt_records_ = 0;
 
   bool group_commit_in_flight_ = false;
   bool consumption_paused_ = false;  // in-memory records reached max_preloaded_records
   bool stopping_ = false;
+  bool transaction_failed_ = false;  // nothing may be committed or marked any more
   int exit_code_ = 0;
 };
 

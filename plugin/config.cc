@@ -120,11 +120,13 @@ Status ParseKafka(const YAML::Node& node, const std::string& path, BridgeConfig*
     auto value = ScalarAt(entry.second, key_path);
     if (!value.ok()) return value.status();
     if (BridgeOwnedKafkaKeys().count(key)) {
-      return KeyError(key_path,
-                      "is set by the bridge itself and cannot be overridden" +
-                          std::string(key == "group.id"            ? " (use group_id)"
-                                      : key == "group.instance.id" ? " (use group_instance_id)"
-                                                                   : ""));
+      return KeyError(
+          key_path,
+          "is set by the bridge itself and cannot be overridden" +
+              std::string(key == "group.id"            ? " (use group_id)"
+                          : key == "group.instance.id" ? " (use group_instance_id)"
+                          : key == "transactional.id"  ? " (set delivery.guarantee: exactly_once)"
+                                                       : ""));
     }
     if (key == "bootstrap.servers" && *value == kEmbeddedBootstrap) {
       config->embedded = true;
@@ -217,6 +219,35 @@ Status ParseWheel(const YAML::Node& node, const std::string& path, BridgeConfig*
                     }}});
 }
 
+Status ParseDelivery(const YAML::Node& node, const std::string& path, BridgeConfig* config) {
+  return ParseMap(node, path,
+                  {{"guarantee",
+                    [config](const YAML::Node& n, const std::string& p) {
+                      auto text = ScalarAt(n, p);
+                      if (!text.ok()) return text.status();
+                      if (*text == "at_least_once") {
+                        config->guarantee = DeliveryGuarantee::kAtLeastOnce;
+                      } else if (*text == "exactly_once") {
+                        config->guarantee = DeliveryGuarantee::kExactlyOnce;
+                      } else {
+                        return KeyError(
+                            p, "must be at_least_once or exactly_once, got " + Quote(*text));
+                      }
+                      return Status::Ok();
+                    }},
+                   {"transaction_interval_ms",
+                    [config](const YAML::Node& n, const std::string& p) {
+                      auto v = PositiveAt(n, p, 60'000);
+                      if (v.ok()) config->transaction_interval_ms = *v;
+                      return v.status();
+                    }},
+                   {"transaction_timeout_ms", [config](const YAML::Node& n, const std::string& p) {
+                      auto v = PositiveAt(n, p, 900'000);
+                      if (v.ok()) config->transaction_timeout_ms = *v;
+                      return v.status();
+                    }}});
+}
+
 Status ParseEmbedded(const YAML::Node& node, const std::string& path, BridgeConfig* config) {
   return ParseMap(node, path, {{"partitions", [config](const YAML::Node& n, const std::string& p) {
                                   auto v = PositiveAt(n, p, 1000);
@@ -286,6 +317,7 @@ Status ParseTopLevel(const YAML::Node& root, BridgeConfig* config) {
          if (v.ok()) c.max_record_bytes = static_cast<uint32_t>(*v);
          return v.status();
        }},
+      {"delivery", [&c](auto& n, auto& p) { return ParseDelivery(n, p, &c); }},
       {"embedded", [&c](auto& n, auto& p) { return ParseEmbedded(n, p, &c); }},
       {"log_level",
        [&c](auto& n, auto& p) {
@@ -345,6 +377,23 @@ Status CheckKafkaStats(const BridgeConfig& c) {
   if (!enabled && !c.kafka_stats_file.empty()) {
     return KeyError("kafka_stats_file",
                     "needs kafka.statistics.interval.ms (the period of the statistics, e.g. 1000)");
+  }
+  return Status::Ok();
+}
+
+// Exactly-once needs real transactions, and a transaction must outlive the interval between
+// commits with room for a slow commit.
+Status CheckDelivery(const BridgeConfig& c) {
+  if (!c.exactly_once()) return Status::Ok();
+  if (c.embedded) {
+    return KeyError("delivery.guarantee",
+                    "exactly_once needs a real Kafka cluster: the embedded broker (librdkafka's "
+                    "mock cluster) only imitates transactions");
+  }
+  if (c.transaction_timeout_ms < 1000 + 2 * c.transaction_interval_ms) {
+    return KeyError("delivery.transaction_timeout_ms",
+                    "must be at least 1000 + 2 x delivery.transaction_interval_ms (" +
+                        std::to_string(1000 + 2 * c.transaction_interval_ms) + ")");
   }
   return Status::Ok();
 }
@@ -409,6 +458,7 @@ Result<BridgeConfig> ParseConfig(const std::string& yaml_text) {
   }
   if (Status s = CheckTopicGraph(config); !s.ok()) return s;
   if (Status s = CheckKafkaStats(config); !s.ok()) return s;
+  if (Status s = CheckDelivery(config); !s.ok()) return s;
   return config;
 }
 
@@ -444,7 +494,12 @@ std::string DescribeConfig(const BridgeConfig& c) {
       << " max_delay_ms=" << c.max_delay_ms << " max_record_bytes=" << c.max_record_bytes
       << " retention_margin_ms=" << c.retention_margin_ms
       << " allow_unsafe_retention=" << (c.allow_unsafe_retention ? "true" : "false")
-      << " group_instance_id="
+      << " delivery.guarantee=" << (c.exactly_once() ? "exactly_once" : "at_least_once");
+  if (c.exactly_once()) {
+    out << " delivery.transaction_interval_ms=" << c.transaction_interval_ms
+        << " delivery.transaction_timeout_ms=" << c.transaction_timeout_ms;
+  }
+  out << " group_instance_id="
       << (!c.group_instance_id           ? "(derived)"
           : c.group_instance_id->empty() ? "(none)"
                                          : *c.group_instance_id);

@@ -21,6 +21,12 @@ namespace delaybridge::plugin {
 // The value of kafka."bootstrap.servers" that starts an in-process broker.
 inline constexpr const char* kEmbeddedBootstrap = "embedded";
 
+// delivery.guarantee (docs/bridge.md, "Guarantees").
+enum class DeliveryGuarantee {
+  kAtLeastOnce,  // a crash can deliver a record again
+  kExactlyOnce,  // deliveries and progress commit together in Kafka transactions
+};
+
 struct BridgeConfig {
   // Passed verbatim to the librdkafka consumer and producer (bootstrap.servers included,
   // unless it is "embedded").
@@ -56,6 +62,14 @@ struct BridgeConfig {
   int64_t retention_margin_ms = 24LL * 3600 * 1000;
   bool allow_unsafe_retention = false;
   uint32_t max_record_bytes = 1024 * 1024;  // key + value + headers of one record
+
+  DeliveryGuarantee guarantee = DeliveryGuarantee::kAtLeastOnce;
+  // exactly_once: a transaction is committed this often (it holds the deliveries made since the
+  // last one), and the broker aborts one left open longer than transaction_timeout_ms (the
+  // longest a new owner waits for a vanished instance's open transaction).
+  int64_t transaction_interval_ms = 100;
+  int64_t transaction_timeout_ms = 10'000;
+  bool exactly_once() const { return guarantee == DeliveryGuarantee::kExactlyOnce; }
 
   int embedded_partitions = 4;  // partitions of each topic the embedded broker creates
   LogLevel log_level = LogLevel::kInfo;

@@ -22,7 +22,8 @@ int64_t BackoffMs(uint32_t failed_attempts) {
 
 }  // namespace
 
-Deliverer::Deliverer(Logger& logger, const Clock& clock, int64_t tick_ms, Callbacks callbacks)
+Deliverer::Deliverer(Logger& logger, const Clock& clock, int64_t tick_ms, bool transactional,
+                     Callbacks callbacks)
     : logger_(logger),
       clock_(clock),
       callbacks_(std::move(callbacks)),
@@ -30,17 +31,27 @@ Deliverer::Deliverer(Logger& logger, const Clock& clock, int64_t tick_ms, Callba
       commands_(io_.get_executor()),
       timer_(io_),
       warnings_(logger, clock),
-      wheel_(tick_ms, clock.now_ms()) {}
+      wheel_(tick_ms, clock.now_ms()),
+      transactional_(transactional) {}
 
 Result<std::unique_ptr<Deliverer>> Deliverer::Start(const Options& options, Logger& logger,
                                                     const Clock& clock, Callbacks callbacks) {
-  std::unique_ptr<Deliverer> d(new Deliverer(logger, clock, options.tick_ms, std::move(callbacks)));
+  const bool transactional = !options.transactions.transactional_id.empty();
+  std::unique_ptr<Deliverer> d(
+      new Deliverer(logger, clock, options.tick_ms, transactional, std::move(callbacks)));
   Deliverer* self = d.get();
   auto producer = RecordProducer::Create(
       options.kafka, logger,
-      [self](uint64_t token, RdKafka::ErrorCode err) { self->OnAck(token, err); }, options.stats);
+      [self](uint64_t token, RdKafka::ErrorCode err) { self->OnAck(token, err); }, options.stats,
+      options.transactions);
   if (!producer.ok()) return producer.status();
   d->producer_ = std::move(producer).value();
+  if (transactional) {
+    // Waits for the broker, so a cluster that is down fails the start with a clear error.
+    if (Status s = d->producer_->InitTransactions(options.transactions.timeout_ms); !s.ok()) {
+      return s.WithContext("transactional.id " + options.transactions.transactional_id);
+    }
+  }
   auto wakeup = d->producer_->MakeWakeup(d->io_);
   if (!wakeup.ok()) return wakeup.status();
   d->producer_wakeup_ = std::move(wakeup).value();
@@ -57,6 +68,9 @@ void Deliverer::Stop(int flush_timeout_ms) {
   if (!running_) return;
   RunAndWait([this, flush_timeout_ms] {
     producer_->Flush(flush_timeout_ms);
+    // Whatever is still open was not committed by the owner: it must not become visible.
+    if (transaction_open_) producer_->AbortTransaction(flush_timeout_ms);
+    transaction_open_ = false;
     timer_.cancel();
     io_.stop();
   });
@@ -108,6 +122,63 @@ Deliverer::ReleaseResult Deliverer::Release(const std::vector<TopicPartitionId>&
   return result;
 }
 
+Deliverer::PreparedCommit Deliverer::PrepareCommit(int flush_timeout_ms) {
+  PreparedCommit prepared;
+  RunAndWait([&] {
+    held_ = false;
+    DeliverDue();
+    held_ = true;
+    prepared.cut_ms = clock_.now_ms();
+    if (wheel_.next_deadline_ms().value_or(prepared.cut_ms + 1) <= prepared.cut_ms) {
+      // DeliverDue ran at an earlier reading of the clock: what fell due since is not produced.
+      prepared.cut_ms = *wheel_.next_deadline_ms() - 1;
+    }
+    if (producer_->Flush(flush_timeout_ms) != RdKafka::ERR_NO_ERROR) {
+      TransactionFailed("not every record of the transaction was acknowledged within " +
+                        std::to_string(flush_timeout_ms) + " ms");
+    }
+    prepared.status = transaction_error_;
+    prepared.acks = std::exchange(transaction_acks_, AckBatch{});
+    prepared.last_produced = transaction_last_produced_;
+  });
+  return prepared;
+}
+
+Status Deliverer::CommitTransaction(const std::map<TopicPartitionId, CommittedOffset>& offsets,
+                                    const rd_kafka_consumer_group_metadata_t* group,
+                                    int timeout_ms) {
+  Status status;
+  RunAndWait([&] {
+    if (!transaction_error_.ok()) {
+      status = transaction_error_;
+      return;
+    }
+    if (!offsets.empty() && !EnsureTransaction()) {
+      status = transaction_error_;
+      return;
+    }
+    if (transaction_open_) status = producer_->CommitTransaction(offsets, group, timeout_ms);
+    transaction_open_ = false;
+    transaction_last_produced_.clear();
+    if (!status.ok()) {
+      transaction_error_ = status;
+      return;
+    }
+    held_ = false;
+    DeliverDue();
+    RearmTimer();
+  });
+  return status;
+}
+
+void Deliverer::Resume() {
+  RunAndWait([this] {
+    held_ = false;
+    DeliverDue();
+    RearmTimer();
+  });
+}
+
 AckBatch Deliverer::TakeAcks() {
   std::lock_guard<std::mutex> lock(acks_mu_);
   return std::exchange(acks_, AckBatch{});
@@ -135,6 +206,7 @@ void Deliverer::ScheduleToken(uint64_t token, int64_t deadline_ms) {
 }
 
 void Deliverer::RearmTimer() {
+  if (held_) return;  // Resume or CommitTransaction re-arms it
   const std::optional<int64_t> next_ms = wheel_.next_deadline_ms();
   if (!next_ms) return;
   if (timer_at_ms_ && *timer_at_ms_ <= *next_ms) return;  // already armed earlier
@@ -150,6 +222,7 @@ void Deliverer::RearmTimer() {
 }
 
 void Deliverer::DeliverDue() {
+  if (held_) return;
   const int64_t now_ms = clock_.now_ms();
   std::vector<uint64_t> due;
   wheel_.advance(now_ms, [&due](uint64_t token, int64_t) { due.push_back(token); });
@@ -171,8 +244,19 @@ void Deliverer::ProduceDelivery(uint64_t token, int64_t now_ms) {
     // Never early, even if the wheel and the clock disagree by a tick.
     return ScheduleToken(token, d->position.deliver_at_ms);
   }
+  if (transactional_ && !EnsureTransaction()) return;
   const RdKafka::ErrorCode err = producer_->Produce(d->record, now_ms, token);
   if (err == RdKafka::ERR__QUEUE_FULL) return ScheduleToken(token, now_ms + kQueueFullRetryMs);
+  if (err != RdKafka::ERR_NO_ERROR && transactional_) {
+    // A transaction commits its records in order of their positions; one left behind could not
+    // be described by a checkpoint.
+    return TransactionFailed("produce " + d->record.SourceId() + " to " + d->record.target_topic +
+                             ": " + RdKafka::err2str(err));
+  }
+  if (transactional_) {
+    auto [it, added] = transaction_last_produced_.emplace(d->store, d->position);
+    if (!added) it->second = std::max(it->second, d->position);
+  }
   if (err != RdKafka::ERR_NO_ERROR) {
     ++stats_.retries;
     const int64_t backoff_ms = BackoffMs(d->failed_attempts++);
@@ -187,8 +271,13 @@ void Deliverer::ProduceDeadLetter(uint64_t token, int64_t now_ms) {
   auto it = dead_letters_.find(token);
   if (it == dead_letters_.end()) return;  // its store was released
   DeadLetterPending& d = it->second;
+  if (transactional_ && !EnsureTransaction()) return;
   const RdKafka::ErrorCode err = producer_->Produce(d.record, now_ms, token);
   if (err == RdKafka::ERR__QUEUE_FULL) return ScheduleToken(token, now_ms + kQueueFullRetryMs);
+  if (err != RdKafka::ERR_NO_ERROR && transactional_) {
+    return TransactionFailed("produce " + d.record.SourceId() + " to " + d.record.target_topic +
+                             ": " + RdKafka::err2str(err));
+  }
   if (err != RdKafka::ERR_NO_ERROR) {
     const int64_t backoff_ms = BackoffMs(d.failed_attempts++);
     warnings_.Warn("produce dead letter " + d.record.SourceId() + ": " + RdKafka::err2str(err) +
@@ -228,6 +317,11 @@ void Deliverer::OnDeliveryAck(uint64_t token, RdKafka::ErrorCode err) {
   PendingDelivery* d = pending_.Find(token);
   if (!d) return;  // its store was released; the partition's next owner delivers it again
   const int64_t now_ms = clock_.now_ms();
+  if (err != RdKafka::ERR_NO_ERROR && transactional_) {
+    // The transaction can only be aborted now; the record is delivered again after a restart.
+    return TransactionFailed("delivery of " + d->record.SourceId() + " to " +
+                             d->record.target_topic + " failed: " + RdKafka::err2str(err));
+  }
   if (err != RdKafka::ERR_NO_ERROR) {
     ++stats_.retries;
     const int64_t backoff_ms = BackoffMs(d->failed_attempts++);
@@ -242,6 +336,7 @@ void Deliverer::OnDeliveryAck(uint64_t token, RdKafka::ErrorCode err) {
   pending_.Remove(token);
   // Out of memory before the owner hears of it, so its count is never below the truth.
   in_memory_.fetch_sub(1, std::memory_order_relaxed);
+  if (transactional_) return transaction_acks_.delivered.push_back(std::move(acked));
   PushAck([&acked](AckBatch& acks) { acks.delivered.push_back(std::move(acked)); });
 }
 
@@ -249,6 +344,10 @@ void Deliverer::OnDeadLetterAck(uint64_t token, RdKafka::ErrorCode err) {
   auto it = dead_letters_.find(token);
   if (it == dead_letters_.end()) return;
   DeadLetterPending& d = it->second;
+  if (err != RdKafka::ERR_NO_ERROR && transactional_) {
+    return TransactionFailed("dead letter " + d.record.SourceId() + " to " + d.record.target_topic +
+                             " failed: " + RdKafka::err2str(err));
+  }
   if (err != RdKafka::ERR_NO_ERROR) {
     const int64_t backoff_ms = BackoffMs(d.failed_attempts++);
     warnings_.Warn("dead letter " + d.record.SourceId() + " to " + d.record.target_topic +
@@ -256,8 +355,27 @@ void Deliverer::OnDeadLetterAck(uint64_t token, RdKafka::ErrorCode err) {
                    std::to_string(backoff_ms) + " ms");
     return ScheduleToken(token, clock_.now_ms() + backoff_ms);
   }
-  PushAck([&d](AckBatch& acks) { acks.dead_lettered.push_back({d.store, d.source_offset}); });
+  if (transactional_) {
+    transaction_acks_.dead_lettered.push_back({d.store, d.source_offset});
+  } else {
+    PushAck([&d](AckBatch& acks) { acks.dead_lettered.push_back({d.store, d.source_offset}); });
+  }
   dead_letters_.erase(it);
+}
+
+bool Deliverer::EnsureTransaction() {
+  if (!transaction_error_.ok()) return false;
+  if (transaction_open_) return true;
+  if (Status s = producer_->BeginTransaction(); !s.ok()) {
+    transaction_error_ = s;
+    return false;
+  }
+  transaction_open_ = true;
+  return true;
+}
+
+void Deliverer::TransactionFailed(const std::string& what) {
+  if (transaction_error_.ok()) transaction_error_ = Status::Unavailable(what);
 }
 
 void Deliverer::PushAck(const std::function<void(AckBatch&)>& add) {

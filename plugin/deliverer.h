@@ -10,6 +10,12 @@
 // the bridge takes (TakeAcks) when on_acks tells it one is waiting; the bridge applies them to
 // its stores' trackers and offsets, which only its thread touches.
 //
+// With exactly_once the producer is transactional. Deliveries and dead letters go into the open
+// transaction; their acknowledgements are not pushed through on_acks but returned by
+// PrepareCommit, which also stops producing and flushes, so that the owner can compute, from a
+// still picture, the progress that the transaction commits (CommitTransaction) or decide to let
+// it run on (Resume).
+//
 // Thread-safety: every public method may be called from any one owner thread (the bridge's)
 // while the delivery thread runs. Commands are executed in the order they were made.
 // on_acks and on_fatal run on the delivery thread: they must only post to the owner.
@@ -80,6 +86,8 @@ class Deliverer {
     std::map<std::string, std::string> kafka;  // producer properties, bootstrap resolved
     int64_t tick_ms = 1;
     KafkaStatsFile* stats = nullptr;  // receives the producer's statistics; outlives the Deliverer
+    // Not empty: exactly_once, with this transactional.id.
+    ProducerTransactions transactions;
   };
   struct Callbacks {
     std::function<void()> on_acks;                // an AckBatch became non-empty
@@ -110,6 +118,23 @@ class Deliverer {
   // are ignored. Blocks the caller until done.
   ReleaseResult Release(const std::vector<TopicPartitionId>& stores, int flush_timeout_ms);
 
+  // exactly_once. Produces everything due now, stops producing, and waits up to
+  // flush_timeout_ms for every produced record's acknowledgement.
+  struct PreparedCommit {
+    Status status;       // not ok: a record of the open transaction failed; it cannot commit
+    int64_t cut_ms = 0;  // every record handed over and due at or before this was produced
+    AckBatch acks;       // acknowledged since the last PrepareCommit
+    // Per store, the latest position produced in the open transaction.
+    std::map<TopicPartitionId, RecordPosition> last_produced;
+  };
+  PreparedCommit PrepareCommit(int flush_timeout_ms);
+  // After PrepareCommit: commits the open transaction with these offsets (beginning one first
+  // if none is open, so progress alone can be committed), then produces again.
+  Status CommitTransaction(const std::map<TopicPartitionId, CommittedOffset>& offsets,
+                           const rd_kafka_consumer_group_metadata_t* group, int timeout_ms);
+  // After PrepareCommit: produces again, the transaction still open.
+  void Resume();
+
   AckBatch TakeAcks();
   // Blocks the caller until the delivery thread has copied them.
   DeliveryStats TakeStats();
@@ -126,7 +151,8 @@ class Deliverer {
   // Dead-letter tokens have this bit set; delivery tokens (PendingDeliveries) never do.
   static constexpr uint64_t kDeadLetterBit = uint64_t{1} << 63;
 
-  Deliverer(Logger& logger, const Clock& clock, int64_t tick_ms, Callbacks callbacks);
+  Deliverer(Logger& logger, const Clock& clock, int64_t tick_ms, bool transactional,
+            Callbacks callbacks);
 
   // All below run on the delivery thread.
   void ScheduleToken(uint64_t token, int64_t deadline_ms);
@@ -141,6 +167,11 @@ class Deliverer {
   void OnDeadLetterAck(uint64_t token, RdKafka::ErrorCode err);
   size_t Forget(const std::vector<TopicPartitionId>& stores);
   void PushAck(const std::function<void(AckBatch&)>& add);
+  // exactly_once: begins a transaction unless one is open. False (and txn_error_ set) if it
+  // cannot.
+  bool EnsureTransaction();
+  // exactly_once: a record of the open transaction failed; the first failure is kept.
+  void TransactionFailed(const std::string& what);
   // Runs fn on the delivery thread after every command made before, and waits for it (runs it
   // here once the thread has stopped).
   void RunAndWait(const std::function<void()>& fn);
@@ -165,6 +196,14 @@ class Deliverer {
   std::map<uint64_t, DeadLetterPending> dead_letters_;
   uint64_t next_dead_letter_id_ = 0;
   std::atomic<size_t> in_memory_{0};
+
+  // exactly_once (delivery thread).
+  const bool transactional_;
+  bool held_ = false;  // between PrepareCommit and CommitTransaction/Resume: nothing is produced
+  bool transaction_open_ = false;
+  Status transaction_error_;
+  AckBatch transaction_acks_;  // acknowledged, not yet returned by PrepareCommit
+  std::map<TopicPartitionId, RecordPosition> transaction_last_produced_;
 
   std::mutex acks_mu_;
   AckBatch acks_;  // guarded by acks_mu_

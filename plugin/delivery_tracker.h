@@ -8,6 +8,7 @@
 // Thread-safety: none; the bridge's event-loop thread owns it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <utility>
@@ -35,9 +36,14 @@ class DeliveryTracker {
   // outstanding has been delivered, and that no record earlier than now_ms can be appended.
   // Never moves backwards.
   RecordPosition Watermark(int64_t horizon_ms, int64_t now_ms);
+  // The same without moving it (exactly_once: the watermark moves only when a transaction that
+  // commits it succeeds, through Advance).
+  RecordPosition Peek(int64_t horizon_ms, int64_t now_ms) const;
+  void Advance(RecordPosition committed) { floor_ = std::max(floor_, committed); }
 
   // The lowest deliver_at_ms a new append may use so it sorts after the watermark.
   int64_t floor_ms() const { return floor_.deliver_at_ms; }
+  RecordPosition floor() const { return floor_; }
   size_t outstanding() const { return outstanding_.size(); }
 
  private:

@@ -55,6 +55,8 @@ class PartitionProgress {
   void AddRecovered(int64_t until_ms, int64_t min_offset, int64_t late_until_ms,
                     int64_t min_late_offset);
 
+  // Dead letters (and, with exactly_once, records delivered at once) not yet acknowledged.
+  size_t unacknowledged_dead_letters() const { return dead_letters_.size(); }
   // Whether the ingest position is known (StartAt, or a record was added): before that there
   // is nothing to commit.
   bool has_position() const { return ingest_position_ >= 0; }

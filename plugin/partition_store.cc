@@ -33,7 +33,8 @@ Result<bool> DiscardForeignStore(const std::string& dir, const std::string& want
 Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(
     const TopicPartitionId& id, const std::string& storage_dir,
     const storage::StoreOptions& options, int64_t now_ms,
-    const std::optional<ProgressMetadata>& kafka_state, storage::RecoveryReport* report) {
+    const std::optional<ProgressMetadata>& kafka_state, storage::RecoveryReport* report,
+    bool exactly_once) {
   storage::StoreOptions opts = options;
   opts.dir = (std::filesystem::path(storage_dir) / id.ToString()).string();
   bool rebuilt = false;
@@ -41,6 +42,16 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(
     auto discarded = DiscardForeignStore(opts.dir, kafka_state->store_id);
     if (!discarded.ok()) return discarded.status();
     rebuilt = *discarded;
+  }
+  if (exactly_once && !rebuilt && std::filesystem::exists(opts.dir)) {
+    auto clean = TakeClosedCleanly(opts.dir);
+    if (!clean.ok()) return clean.status();
+    if (!*clean) {
+      // After a crash: records appended past the marker would be read and stored again.
+      auto discarded = DiscardForeignStore(opts.dir, "");
+      if (!discarded.ok()) return discarded.status();
+      rebuilt = kafka_state.has_value();
+    }
   }
   auto log = storage::DelayLogStore::Open(opts, report);
   if (!log.ok()) return log.status().WithContext("open store " + opts.dir);
@@ -70,13 +81,15 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(
   if (kafka_state) start = std::max(start, RecordPosition{kafka_state->checkpoint_ms, 0});
   return std::unique_ptr<PartitionStore>(new PartitionStore(
       id, std::move(log).value(), std::move(marker).value(), start, had_checkpoint,
-      checkpoint_written_ms, std::move(store_id).value(), rebuilt));
+      checkpoint_written_ms, std::move(store_id).value(), rebuilt, exactly_once));
 }
 
 PartitionStore::PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,
                                SourceOffsetMarker marker, RecordPosition start, bool had_checkpoint,
-                               int64_t checkpoint_written_ms, std::string store_id, bool rebuilt)
+                               int64_t checkpoint_written_ms, std::string store_id, bool rebuilt,
+                               bool exactly_once)
     : id_(std::move(id)),
+      exactly_once_(exactly_once),
       store_id_(std::move(store_id)),
       rebuilt_(rebuilt),
       checkpoint_written_ms_(checkpoint_written_ms),
@@ -147,20 +160,56 @@ std::optional<CommittedOffset> PartitionStore::TakeProgressToCommit(int64_t now_
   // An idle partition's checkpoint follows the clock; committing it would only rewrite the
   // same state, so a moved checkpoint alone counts when it covers new deliveries. The state is
   // committed again every kRecommitMs anyway: an asynchronous commit can fail.
-  const bool unchanged = last_snapshot_ &&
-                         last_snapshot_->low_watermark == snapshot.low_watermark &&
-                         last_snapshot_->late_below == snapshot.late_below &&
-                         last_snapshot_->ingest_position == snapshot.ingest_position &&
-                         acknowledged_since_commit_ == 0 && now_ms - last_commit_ms_ < kRecommitMs;
-  if (!force && unchanged) return std::nullopt;
+  if (!force && Unchanged(snapshot, now_ms)) return std::nullopt;
+  return RecordCommit(snapshot, watermark, snapshot.late_below, now_ms);
+}
+
+bool PartitionStore::Unchanged(const PartitionProgress::Snapshot& snapshot, int64_t now_ms) const {
+  return last_snapshot_ && last_snapshot_->low_watermark == snapshot.low_watermark &&
+         last_snapshot_->late_below == snapshot.late_below &&
+         last_snapshot_->ingest_position == snapshot.ingest_position &&
+         acknowledged_since_commit_ == 0 && now_ms - last_commit_ms_ < kRecommitMs;
+}
+
+std::optional<CommittedOffset> PartitionStore::RecordCommit(
+    const PartitionProgress::Snapshot& snapshot, RecordPosition watermark, int64_t late_below,
+    int64_t now_ms) {
   last_commit_ms_ = now_ms;
-  const ProgressMetadata metadata{store_id_, watermark.deliver_at_ms, snapshot.late_below,
+  const ProgressMetadata metadata{store_id_, watermark.deliver_at_ms, late_below,
                                   snapshot.ingest_position};
   last_commit_ = CommittedOffset{snapshot.low_watermark, EncodeProgressMetadata(metadata)};
   last_snapshot_ = snapshot;
   acknowledged_since_commit_ = 0;
   return last_commit_;
 }
+
+std::optional<RecordPosition> PartitionStore::TransactionCheckpoint(
+    int64_t cut_ms, int64_t now_ms, std::optional<RecordPosition> last_produced) {
+  // Everything before the tracker's watermark is delivered; the cut bounds what was produced.
+  const RecordPosition delivered = tracker_.Peek(preloaded_until_second_ * 1000, now_ms);
+  const RecordPosition checkpoint = std::max(RecordPosition{tracker_.floor_ms(), 0},
+                                             std::min(delivered, RecordPosition{cut_ms + 1, 0}));
+  // A checkpoint inside a millisecond could not be told apart by a rebuild, which knows the
+  // time a record asked for but not the order it was stored in.
+  if (checkpoint.ordinal != 0) return std::nullopt;
+  if (last_produced && !(*last_produced < checkpoint)) return std::nullopt;
+  // Records delivered at once (behind the checkpoint) and dead letters are finished only when
+  // acknowledged; the metadata says every such record below the ingest position is.
+  if (progress_.unacknowledged_dead_letters() > 0) return std::nullopt;
+  return checkpoint;
+}
+
+std::optional<CommittedOffset> PartitionStore::TransactionProgress(RecordPosition checkpoint,
+                                                                   int64_t now_ms, bool force) {
+  if (!progress_.has_position() || finished_) return std::nullopt;
+  const PartitionProgress::Snapshot snapshot = progress_.Take(checkpoint);
+  // Exact at a transaction's cut: every late or rejected record below the ingest position is
+  // finished, so late_below is the ingest position.
+  if (!force && Unchanged(snapshot, now_ms)) return std::nullopt;
+  return RecordCommit(snapshot, checkpoint, snapshot.ingest_position, now_ms);
+}
+
+Status PartitionStore::MarkClosedCleanly() { return plugin::MarkClosedCleanly(log_->dir()); }
 
 bool PartitionStore::Acknowledge(RecordPosition position) {
   if (!tracker_.Acknowledge(position)) return false;
@@ -171,8 +220,11 @@ bool PartitionStore::Acknowledge(RecordPosition position) {
 Result<std::optional<RecordPosition>> PartitionStore::Append(const DelayedRecord& record,
                                                              const std::string& encoded,
                                                              int64_t now_ms) {
+  // exactly_once: at the time asked for (Behind records never get here), so a rebuild knows
+  // from the record alone whether a checkpoint covers it.
   const int64_t deliver_at_ms =
-      std::max({record.requested_deliver_at_ms, now_ms, tracker_.floor_ms()});
+      exactly_once_ ? record.requested_deliver_at_ms
+                    : std::max({record.requested_deliver_at_ms, now_ms, tracker_.floor_ms()});
   auto appended = log_->Append(deliver_at_ms, encoded);
   if (!appended.ok()) return appended.status();
   offsets_.AddStored(record.source_offset, appended->sequence);
@@ -218,10 +270,15 @@ Status PartitionStore::PersistCheckpoint(int64_t now_ms) {
 
 std::optional<storage::DeliveryCheckpoint> PartitionStore::TakeCheckpointDue(int64_t now_ms) {
   if (checkpoint_in_flight_) return std::nullopt;
-  const RecordPosition watermark = tracker_.Watermark(preloaded_until_second_ * 1000, now_ms);
+  const RecordPosition watermark = CurrentWatermark(now_ms);
   if (watermark == last_persisted_) return std::nullopt;
   checkpoint_in_flight_ = true;
   return storage::DeliveryCheckpoint{watermark.deliver_at_ms, watermark.ordinal, now_ms};
+}
+
+RecordPosition PartitionStore::CurrentWatermark(int64_t now_ms) {
+  if (exactly_once_) return tracker_.floor();
+  return tracker_.Watermark(preloaded_until_second_ * 1000, now_ms);
 }
 
 Status PartitionStore::CheckpointWritten(const storage::DeliveryCheckpoint& cp,

@@ -8,6 +8,11 @@
 // from it (same store id), and otherwise emptied and rebuilt by reading the delay topic again
 // from the committed low watermark, skipping what the previous owner finished.
 //
+// With exactly_once (docs/bridge.md, "Exactly once") a record is placed at exactly the time it
+// asks for, or, when that is before the committed checkpoint, delivered at once without being
+// stored (Behind); the delivered watermark moves only when a transaction commits it; and a store
+// is reused only after a clean close.
+//
 // Thread-safety: none; the bridge's event-loop thread owns it.
 #pragma once
 
@@ -34,11 +39,12 @@ class PartitionStore {
   // Opens (recovering) the store and reads its checkpoint. now_ms seeds the watermark of a
   // store that has neither records nor a checkpoint. kafka_state: the progress metadata of the
   // group's committed offset; when it names another store, the local one is emptied first
-  // (rebuilt()).
+  // (rebuilt()); with exactly_once, also when it was not closed cleanly.
   static Result<std::unique_ptr<PartitionStore>> Open(
       const TopicPartitionId& id, const std::string& storage_dir,
       const storage::StoreOptions& options, int64_t now_ms,
-      const std::optional<ProgressMetadata>& kafka_state, storage::RecoveryReport* report);
+      const std::optional<ProgressMetadata>& kafka_state, storage::RecoveryReport* report,
+      bool exactly_once = false);
 
   const TopicPartitionId& id() const { return id_; }
   storage::DelayLogStore& log() { return *log_; }
@@ -113,6 +119,36 @@ class PartitionStore {
   // Records the offset about to be committed (before the commit itself is sent).
   Status MarkCommittable(int64_t next_offset) { return marker_.Write(next_offset); }
 
+  // ---- exactly_once ----
+  bool exactly_once() const { return exactly_once_; }
+  // A record asking for a time before the committed checkpoint cannot be stored (the checkpoint
+  // says everything placed before it was delivered): it is delivered at once instead.
+  bool Behind(int64_t requested_ms) const {
+    return exactly_once_ && requested_ms < tracker_.floor_ms();
+  }
+  // Re-reading records the group's last commit describes (after a failover or a crash): none of
+  // this partition's records is delivered meanwhile, so that commit stays exact until then.
+  bool catching_up() const { return finished_.has_value(); }
+  // Whether a record rejected now was dead-lettered by the previous owner (same configuration
+  // assumed): it was read by it.
+  bool FinishedRejected(int64_t offset) const {
+    return exactly_once_ && finished_ && offset < finished_->ingest_position;
+  }
+  // The checkpoint a transaction cut at cut_ms can commit: every record placed before it is
+  // delivered (or in the transaction) and none after it, given the latest position produced in
+  // the open transaction. nullopt when no such position exists yet (a record due before the cut
+  // is still on its way to the producer, or a dead letter or behind record is unacknowledged).
+  std::optional<RecordPosition> TransactionCheckpoint(int64_t cut_ms, int64_t now_ms,
+                                                      std::optional<RecordPosition> last_produced);
+  // The low watermark and metadata to commit at that checkpoint; nullopt when nothing moved
+  // (and not force) or while catching_up().
+  std::optional<CommittedOffset> TransactionProgress(RecordPosition checkpoint, int64_t now_ms,
+                                                     bool force);
+  // The transaction holding TransactionProgress(checkpoint) committed.
+  void TransactionCommitted(RecordPosition checkpoint) { tracker_.Advance(checkpoint); }
+  // At revocation, after the last transaction committed and the checkpoint was persisted.
+  Status MarkClosedCleanly();
+
   // Persists the watermark when it moved and deletes hour files wholly before it.
   Status PersistCheckpoint(int64_t now_ms);
   // The same in steps, so the file write can run on another thread (DiskWorker): the
@@ -127,9 +163,17 @@ class PartitionStore {
  private:
   PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,
                  SourceOffsetMarker marker, RecordPosition start, bool had_checkpoint,
-                 int64_t checkpoint_written_ms, std::string store_id, bool rebuilt);
+                 int64_t checkpoint_written_ms, std::string store_id, bool rebuilt,
+                 bool exactly_once);
+  bool Unchanged(const PartitionProgress::Snapshot& snapshot, int64_t now_ms) const;
+  // The delivered watermark: with exactly_once the last one a transaction committed.
+  RecordPosition CurrentWatermark(int64_t now_ms);
+  std::optional<CommittedOffset> RecordCommit(const PartitionProgress::Snapshot& snapshot,
+                                              RecordPosition watermark, int64_t late_below,
+                                              int64_t now_ms);
 
   TopicPartitionId id_;
+  const bool exactly_once_;
   std::string store_id_;
   bool rebuilt_;
   int64_t checkpoint_written_ms_;  // wall clock of the last checkpoint write before this open

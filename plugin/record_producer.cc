@@ -1,8 +1,41 @@
 #include "plugin/record_producer.h"
 
+#include <chrono>
+#include <thread>
+
 #include "plugin/delay_headers.h"
+#include "plugin/partition_list.h"
 
 namespace delaybridge::plugin {
+
+namespace {
+
+constexpr int kTransactionRetryBackoffMs = 100;
+
+// Takes ownership of a librdkafka error (null: success).
+class TransactionError {
+ public:
+  explicit TransactionError(rd_kafka_error_t* error) : error_(error) {}
+  ~TransactionError() {
+    if (error_) rd_kafka_error_destroy(error_);
+  }
+  TransactionError(const TransactionError&) = delete;
+  TransactionError& operator=(const TransactionError&) = delete;
+
+  bool ok() const { return error_ == nullptr; }
+  bool retriable() const { return error_ && rd_kafka_error_is_retriable(error_); }
+  bool requires_abort() const { return error_ && rd_kafka_error_txn_requires_abort(error_); }
+  Status ToStatus(const std::string& what) const {
+    if (!error_) return Status::Ok();
+    return Status::Unavailable(what + ": " + rd_kafka_error_string(error_) +
+                               (rd_kafka_error_is_fatal(error_) ? " (fatal)" : ""));
+  }
+
+ private:
+  rd_kafka_error_t* error_;
+};
+
+}  // namespace
 
 RecordProducer::RecordProducer(Logger& logger, AckHandler on_ack, KafkaStatsFile* stats)
     : events_(logger, "producer", stats), reports_(std::move(on_ack)) {}
@@ -11,7 +44,7 @@ RecordProducer::~RecordProducer() = default;
 
 Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
     const std::map<std::string, std::string>& kafka, Logger& logger, AckHandler on_ack,
-    KafkaStatsFile* stats) {
+    KafkaStatsFile* stats, const ProducerTransactions& transactions) {
   std::unique_ptr<RecordProducer> p(new RecordProducer(logger, std::move(on_ack), stats));
   std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::string errstr;
@@ -45,6 +78,16 @@ Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
   for (const auto& [key, value] : kOwned) {
     if (conf->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {
       return Status::InvalidArgument(std::string("producer property ") + key + ": " + errstr);
+    }
+  }
+  if (!transactions.transactional_id.empty()) {
+    const std::pair<std::string, std::string> kTransactional[] = {
+        {"transactional.id", transactions.transactional_id},
+        {"transaction.timeout.ms", std::to_string(transactions.timeout_ms)}};
+    for (const auto& [key, value] : kTransactional) {
+      if (conf->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {
+        return Status::InvalidArgument("producer property " + key + ": " + errstr);
+      }
     }
   }
   if (conf->set("event_cb", &p->events_, errstr) != RdKafka::Conf::CONF_OK ||
@@ -85,6 +128,56 @@ RdKafka::ErrorCode RecordProducer::Produce(const DelayedRecord& record, int64_t 
 int RecordProducer::Poll() { return producer_->poll(0); }
 
 RdKafka::ErrorCode RecordProducer::Flush(int timeout_ms) { return producer_->flush(timeout_ms); }
+
+Status RecordProducer::InitTransactions(int timeout_ms) {
+  TransactionError error(rd_kafka_init_transactions(producer_->c_ptr(), timeout_ms));
+  return error.ToStatus("init transactions");
+}
+
+Status RecordProducer::BeginTransaction() {
+  TransactionError error(rd_kafka_begin_transaction(producer_->c_ptr()));
+  return error.ToStatus("begin transaction");
+}
+
+Status RecordProducer::CommitTransaction(const std::map<TopicPartitionId, CommittedOffset>& offsets,
+                                         const rd_kafka_consumer_group_metadata_t* group,
+                                         int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto remaining_ms = [deadline] {
+    return static_cast<int>(std::max<int64_t>(
+        1, std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                 std::chrono::steady_clock::now())
+               .count()));
+  };
+  // Both calls may be repeated after a retriable error (a broker away, a coordinator moving).
+  const auto with_retries = [&](const std::string& what, auto call) -> Status {
+    while (true) {
+      TransactionError error(call());
+      if (error.ok()) return Status::Ok();
+      if (!error.retriable() || std::chrono::steady_clock::now() >= deadline) {
+        if (error.requires_abort()) AbortTransaction(remaining_ms());
+        return error.ToStatus(what);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(kTransactionRetryBackoffMs));
+    }
+  };
+  if (!offsets.empty()) {
+    PartitionList list(offsets);
+    Status sent = with_retries("send offsets to transaction", [&] {
+      return rd_kafka_send_offsets_to_transaction(producer_->c_ptr(), list.get(), group,
+                                                  remaining_ms());
+    });
+    if (!sent.ok()) return sent;
+  }
+  return with_retries("commit transaction", [&] {
+    return rd_kafka_commit_transaction(producer_->c_ptr(), remaining_ms());
+  });
+}
+
+void RecordProducer::AbortTransaction(int timeout_ms) {
+  TransactionError error(rd_kafka_abort_transaction(producer_->c_ptr(), timeout_ms));
+  (void)error;  // the transaction is gone either way: the broker aborts it at its timeout
+}
 
 Result<std::unique_ptr<KafkaWakeup>> RecordProducer::MakeWakeup(boost::asio::io_context& io) {
   return KafkaWakeup::Create(io, rd_kafka_queue_get_main(producer_->c_ptr()));

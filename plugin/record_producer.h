@@ -4,10 +4,16 @@
 // x-delay-source: <topic>/<partition>/<offset>, and reports each broker acknowledgement (or
 // final failure) through an AckHandler with the caller's 64-bit token.
 //
-// Thread-safety: one owner thread calls Produce/Poll/Flush; acknowledgements are delivered on
-// that thread from Poll/Flush. librdkafka's own threads stay inside librdkafka.
+// With a transactional id (exactly_once) it is also a transactional producer (KIP-98): records
+// produced between BeginTransaction and CommitTransaction become visible to read_committed
+// consumers together with the consumer offsets committed in the same transaction, or not at all.
+//
+// Thread-safety: one owner thread calls Produce/Poll/Flush and the transaction methods;
+// acknowledgements are delivered on that thread from Poll/Flush and the transaction methods.
+// librdkafka's own threads stay inside librdkafka.
 #pragma once
 
+#include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 
 #include <boost/asio/io_context.hpp>
@@ -21,8 +27,15 @@
 #include "plugin/kafka_events.h"
 #include "plugin/kafka_wakeup.h"
 #include "plugin/log.h"
+#include "plugin/topic_partition.h"
 
 namespace delaybridge::plugin {
+
+// How a producer is transactional; an empty id: it is not.
+struct ProducerTransactions {
+  std::string transactional_id;
+  int timeout_ms = 10'000;  // transaction.timeout.ms: the broker aborts one open longer
+};
 
 class RecordProducer {
  public:
@@ -33,7 +46,7 @@ class RecordProducer {
   // receives librdkafka's statistics.
   static Result<std::unique_ptr<RecordProducer>> Create(
       const std::map<std::string, std::string>& kafka, Logger& logger, AckHandler on_ack,
-      KafkaStatsFile* stats = nullptr);
+      KafkaStatsFile* stats = nullptr, const ProducerTransactions& transactions = {});
   ~RecordProducer();
 
   // Enqueues the record with timestamp_ms as its Kafka timestamp. Returns ERR_NO_ERROR or
@@ -46,6 +59,17 @@ class RecordProducer {
   RdKafka::ErrorCode Flush(int timeout_ms);
   int in_flight() const { return producer_->outq_len(); }
   bool fatal() const { return events_.fatal(); }
+
+  // Transactions (only with a transactional id). InitTransactions once before anything else: it
+  // fences a previous incarnation with the same id and aborts what it left open.
+  Status InitTransactions(int timeout_ms);
+  Status BeginTransaction();
+  // Sends offsets (with the group's metadata, for fencing) into the open transaction and commits
+  // it, retrying what librdkafka calls retriable for up to timeout_ms. On any other error the
+  // transaction is aborted (when librdkafka allows) and the error returned.
+  Status CommitTransaction(const std::map<TopicPartitionId, CommittedOffset>& offsets,
+                           const rd_kafka_consumer_group_metadata_t* group, int timeout_ms);
+  void AbortTransaction(int timeout_ms);
 
   // Wakes on_wake on the io_context thread when delivery reports are waiting; see KafkaWakeup.
   Result<std::unique_ptr<KafkaWakeup>> MakeWakeup(boost::asio::io_context& io);

@@ -2,8 +2,7 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include <cstdlib>
-#include <cstring>
+#include "plugin/partition_list.h"
 
 namespace delaybridge::plugin {
 
@@ -14,36 +13,6 @@ std::vector<TopicPartitionId> ToIds(const std::vector<RdKafka::TopicPartition*>&
   for (const auto* tp : partitions) ids.push_back({tp->topic(), tp->partition()});
   return ids;
 }
-
-// Owns a C partition list: librdkafka's C++ API (2.0) has no offset metadata.
-class PartitionList {
- public:
-  explicit PartitionList(size_t size) : list_(rd_kafka_topic_partition_list_new(size)) {}
-  explicit PartitionList(const std::map<TopicPartitionId, CommittedOffset>& offsets)
-      : PartitionList(offsets.size()) {
-    for (const auto& [id, committed] : offsets) {
-      rd_kafka_topic_partition_t* tp = Add(id);
-      tp->offset = committed.offset;
-      if (!committed.metadata.empty()) {
-        // Freed by rd_kafka_topic_partition_list_destroy.
-        tp->metadata = std::malloc(committed.metadata.size());
-        std::memcpy(tp->metadata, committed.metadata.data(), committed.metadata.size());
-        tp->metadata_size = committed.metadata.size();
-      }
-    }
-  }
-  ~PartitionList() { rd_kafka_topic_partition_list_destroy(list_); }
-  PartitionList(const PartitionList&) = delete;
-  PartitionList& operator=(const PartitionList&) = delete;
-
-  rd_kafka_topic_partition_t* Add(const TopicPartitionId& id) {
-    return rd_kafka_topic_partition_list_add(list_, id.topic.c_str(), id.partition);
-  }
-  rd_kafka_topic_partition_list_t* get() { return list_; }
-
- private:
-  rd_kafka_topic_partition_list_t* list_;
-};
 
 IncomingRecord ToIncoming(RdKafka::Message& m) {
   IncomingRecord r;
@@ -233,6 +202,11 @@ Status SourceConsumer::SetPaused(bool paused) {
                                RdKafka::err2str(err));
   }
   return Status::Ok();
+}
+
+GroupMetadata SourceConsumer::CurrentGroupMetadata() const {
+  return GroupMetadata(rd_kafka_consumer_group_metadata(consumer_->c_ptr()),
+                       &rd_kafka_consumer_group_metadata_destroy);
 }
 
 void SourceConsumer::Close() {

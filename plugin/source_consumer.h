@@ -11,6 +11,7 @@
 // Poll() and Close().
 #pragma once
 
+#include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafkacpp.h>
 
 #include <boost/asio/io_context.hpp>
@@ -26,21 +27,15 @@
 #include "plugin/kafka_events.h"
 #include "plugin/kafka_wakeup.h"
 #include "plugin/log.h"
+#include "plugin/topic_partition.h"
 
 namespace delaybridge::plugin {
 
-struct TopicPartitionId {
-  std::string topic;
-  int32_t partition = 0;
-  auto operator<=>(const TopicPartitionId&) const = default;
-  std::string ToString() const { return topic + "-" + std::to_string(partition); }
-};
-
-// A committed offset ("resume at offset") and the metadata committed with it.
-struct CommittedOffset {
-  int64_t offset = 0;
-  std::string metadata;
-};
+// The member's group id, generation and member id, as a transactional producer sends them with
+// the offsets it commits (KIP-447): the broker refuses the commit if the member has lost its
+// partitions since (a zombie).
+using GroupMetadata = std::unique_ptr<rd_kafka_consumer_group_metadata_t,
+                                      void (*)(rd_kafka_consumer_group_metadata_t*)>;
 
 class RebalanceListener {
  public:
@@ -79,6 +74,9 @@ class SourceConsumer {
   // Stops (or restarts) fetching from every assigned partition while staying in the group:
   // Poll() keeps serving rebalances but returns no records from paused partitions.
   Status SetPaused(bool paused);
+
+  // For a transaction's offsets (exactly_once), taken when they are committed.
+  GroupMetadata CurrentGroupMetadata() const;
 
   // Leaves the group (revocation callbacks run first).
   void Close();

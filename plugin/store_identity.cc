@@ -31,6 +31,15 @@ std::string NewStoreId() {
   return text;
 }
 
+Status SyncDir(const std::string& dir_path) {
+  const int dir = ::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return Status::IOError("open " + dir_path + ": " + std::strerror(errno));
+  const int synced = ::fsync(dir);
+  ::close(dir);
+  if (synced != 0) return Status::IOError("fsync " + dir_path + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
 // Written to a temporary file, synced and renamed, so a crash never leaves a torn id.
 Status WriteStoreId(const std::string& store_dir, const std::string& id) {
   const std::string path = store_dir + "/" + kStoreIdFileName;
@@ -46,12 +55,7 @@ Status WriteStoreId(const std::string& store_dir, const std::string& id) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     return Status::IOError("rename " + tmp + ": " + std::strerror(errno));
   }
-  const int dir = ::open(store_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return Status::IOError("open " + store_dir + ": " + std::strerror(errno));
-  const int synced_dir = ::fsync(dir);
-  ::close(dir);
-  if (synced_dir != 0) return Status::IOError("fsync " + store_dir + ": " + std::strerror(errno));
-  return Status::Ok();
+  return SyncDir(store_dir);
 }
 
 }  // namespace
@@ -64,6 +68,24 @@ Result<std::string> ReadOrCreateStoreId(const std::string& store_dir) {
   id = NewStoreId();
   if (Status s = WriteStoreId(store_dir, id); !s.ok()) return s;
   return id;
+}
+
+Status MarkClosedCleanly(const std::string& store_dir) {
+  const std::string path = store_dir + "/" + kClosedCleanlyFileName;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IOError("create " + path + ": " + std::strerror(errno));
+  ::close(fd);
+  return SyncDir(store_dir);
+}
+
+Result<bool> TakeClosedCleanly(const std::string& store_dir) {
+  const std::string path = store_dir + "/" + kClosedCleanlyFileName;
+  if (::unlink(path.c_str()) != 0) {
+    if (errno == ENOENT) return false;
+    return Status::IOError("remove " + path + ": " + std::strerror(errno));
+  }
+  if (Status s = SyncDir(store_dir); !s.ok()) return s;
+  return true;
 }
 
 }  // namespace delaybridge::plugin

@@ -5,6 +5,11 @@
 // history of the partition (another instance owned it since) and is rebuilt from the delay
 // topic.
 //
+// With exactly_once a store is also reused only when it was closed cleanly (file CLOSED_CLEANLY,
+// written at revocation after the last transaction committed, removed when it is opened again):
+// after a crash it may hold records appended after the last transaction whose source offsets
+// its marker does not cover, and reading them again would store them twice.
+//
 // Thread-safety: pure functions over the file system.
 #pragma once
 
@@ -16,7 +21,14 @@ namespace delaybridge::plugin {
 
 inline constexpr const char* kStoreIdFileName = "BRIDGE_STORE_ID";
 
+inline constexpr const char* kClosedCleanlyFileName = "CLOSED_CLEANLY";
+
 // Reads the id of the store in store_dir, creating one (fsync'ed) when there is none.
 Result<std::string> ReadOrCreateStoreId(const std::string& store_dir);
+
+// Records (durably) that the store in store_dir was closed cleanly.
+Status MarkClosedCleanly(const std::string& store_dir);
+// Whether it was, removing the mark (durably) so that a crash from now on is noticed.
+Result<bool> TakeClosedCleanly(const std::string& store_dir);
 
 }  // namespace delaybridge::plugin

@@ -56,8 +56,9 @@ class DelivererTest : public ::testing::Test {
       std::lock_guard<std::mutex> lock(mu_);
       fatal_ = s.ToString();
     };
-    auto deliverer = Deliverer::Start({{{"bootstrap.servers", cluster_->bootstrap()}}, 1}, logger_,
-                                      clock_, callbacks);
+    auto deliverer =
+        Deliverer::Start({{{"bootstrap.servers", cluster_->bootstrap()}}, 1, nullptr, {}}, logger_,
+                         clock_, callbacks);
     ASSERT_TRUE(deliverer.ok()) << deliverer.status().ToString();
     deliverer_ = std::move(deliverer).value();
   }

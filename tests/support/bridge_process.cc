@@ -114,6 +114,14 @@ Result<int> BridgeProcess::Terminate(std::chrono::milliseconds timeout) {
   return WEXITSTATUS(*status);
 }
 
+void BridgeProcess::Freeze() {
+  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+}
+
+void BridgeProcess::Thaw() {
+  if (pid_ > 0) ::kill(pid_, SIGCONT);
+}
+
 void BridgeProcess::Kill() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGKILL);

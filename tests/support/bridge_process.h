@@ -39,6 +39,9 @@ class BridgeProcess {
   Result<int> Terminate(std::chrono::milliseconds timeout);
   // SIGKILL and reap: a crash.
   void Kill();
+  // SIGSTOP / SIGCONT: a process that stalls (a long GC-like pause, a frozen VM) and resumes.
+  void Freeze();
+  void Thaw();
 
  private:
   std::optional<int> Reap(bool block);
