@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <set>
 #include <thread>
@@ -23,7 +24,9 @@ constexpr int64_t kSafetyPollIntervalMs = 100;  // in case an eventfd wake-up wa
 constexpr int kFlushTimeoutMs = 10'000;         // revoke/shutdown wait for acknowledgements
 constexpr int kCommittedTimeoutMs = 10'000;     // assign: reading the group's offsets
 constexpr int64_t kSlowSyncMs = 100;            // a store sync this slow is worth a warning
-constexpr int64_t kNotExactRetryMs = 5;         // a cut put off: the due record is on its way
+constexpr int64_t kAfterRollbackMs = 1000;      // the next cut after an aborted transaction
+constexpr int kMaxRollbacks = 20;        // aborted transactions in a row before the bridge gives up
+constexpr int64_t kNotExactRetryMs = 5;  // a cut put off: the due record is on its way
 
 std::string PositionString(RecordPosition p) {
   return std::to_string(p.deliver_at_ms) + "/" + std::to_string(p.ordinal);
@@ -146,7 +149,7 @@ void Bridge::Shutdown() {
     // The group could not be left cleanly (broker unreachable): close the stores anyway.
     std::vector<TopicPartitionId> ids;
     for (const auto& [id, store] : stores_) ids.push_back(id);
-    OnRevoked(ids);
+    OnRevoked(ids, false);
   }
   LogStats();
   deliverer_->Stop(kFlushTimeoutMs);  // waits for the dead letters still in flight
@@ -379,17 +382,17 @@ void Bridge::CommitTransaction() {
   if (stopping_ || transaction_failed_) return;
   const CutResult result = CutTransaction(false);
   if (result == CutResult::kFailed) return;
-  ScheduleTransaction(milliseconds(
-      result == CutResult::kNotExact ? kNotExactRetryMs : config_.transaction_interval_ms));
+  // After a rollback the group is most likely rebalancing: give it time to settle.
+  ScheduleTransaction(milliseconds(result == CutResult::kNotExact ? kNotExactRetryMs
+                                   : result == CutResult::kRolledBack
+                                       ? kAfterRollbackMs
+                                       : config_.transaction_interval_ms));
 }
 
 Bridge::CutResult Bridge::CutTransaction(bool force) {
   const auto started = std::chrono::steady_clock::now();
   Deliverer::PreparedCommit prepared = deliverer_->PrepareCommit(kFlushTimeoutMs);
-  if (!prepared.status.ok()) {
-    FailTransaction(prepared.status);
-    return CutResult::kFailed;
-  }
+  if (!prepared.status.ok()) return RollBackTransaction(prepared.status, {});
   ApplyAckBatch(prepared.acks);
   std::set<TopicPartitionId> touched;
   for (const auto& [id, position] : prepared.last_produced) touched.insert(id);
@@ -410,6 +413,11 @@ Bridge::CutResult Bridge::CutTransaction(bool force) {
     }
     checkpoints[id] = *checkpoint;
   }
+  const Result<GroupMetadata> group = consumer_->CurrentGroupMetadata();
+  if (!group.ok()) {
+    deliverer_->Resume();
+    return CutResult::kNotMember;
+  }
   std::map<TopicPartitionId, CommittedOffset> commits;
   for (const auto& [id, checkpoint] : checkpoints) {
     if (auto commit =
@@ -417,15 +425,14 @@ Bridge::CutResult Bridge::CutTransaction(bool force) {
       commits[id] = std::move(*commit);
     }
   }
-  const GroupMetadata group = consumer_->CurrentGroupMetadata();
-  if (Status s = deliverer_->CommitTransaction(commits, group.get(),
+  if (Status s = deliverer_->CommitTransaction(commits, group->get(),
                                                static_cast<int>(config_.transaction_timeout_ms));
       !s.ok()) {
-    FailTransaction(s);
-    return CutResult::kFailed;
+    return RollBackTransaction(s, {});
   }
   for (const auto& [id, commit] : commits) stores_[id]->TransactionCommitted(checkpoints[id]);
   ++transactions_;
+  rollbacks_in_a_row_ = 0;
   transaction_max_ms_ = std::max<int64_t>(
       transaction_max_ms_,
       std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started).count());
@@ -436,22 +443,66 @@ bool Bridge::CutTransactionBeforeRevoke() {
   const auto deadline = std::chrono::steady_clock::now() + milliseconds(kFlushTimeoutMs);
   while (!transaction_failed_) {
     const CutResult result = CutTransaction(true);
-    if (result != CutResult::kNotExact) return result == CutResult::kCommitted;
+    if (result == CutResult::kCommitted || result == CutResult::kFailed) {
+      return result == CutResult::kCommitted;
+    }
+    // kRolledBack: the reloaded stores are caught up or rebuilding; the next cut commits them.
     if (std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(milliseconds(kNotExactRetryMs));
   }
   if (!transaction_failed_) {
-    FailTransaction(Status::Unavailable("revoke: no exact transaction cut within " +
+    FailTransaction(Status::Unavailable("revoke: no transaction could commit within " +
                                         std::to_string(kFlushTimeoutMs) + " ms"));
   }
   return false;
 }
 
+Bridge::CutResult Bridge::RollBackTransaction(const Status& why,
+                                              const std::vector<TopicPartitionId>& lost) {
+  if (why.code() == Status::Code::kFailedPrecondition || ++rollbacks_in_a_row_ > kMaxRollbacks) {
+    FailTransaction(why);
+    return CutResult::kFailed;
+  }
+  ++rollbacks_;
+  if (Status s = deliverer_->AbortTransaction(static_cast<int>(config_.transaction_timeout_ms));
+      !s.ok()) {
+    FailTransaction(s);
+    return CutResult::kFailed;
+  }
+  // What the aborted transaction acknowledged is in the stores' trackers and progress: the stores
+  // are dropped without writing anything, and reopened from the last committed transaction
+  // (rebuilt from the delay topic: no clean close).
+  std::vector<TopicPartitionId> all;
+  std::vector<TopicPartitionId> reload;
+  for (const auto& [id, store] : stores_) {
+    all.push_back(id);
+    if (std::find(lost.begin(), lost.end(), id) == lost.end()) reload.push_back(id);
+  }
+  logger_.Warn("transaction aborted: " + why.message() +
+               "; none of it is visible to read_committed consumers. Reloading " +
+               std::to_string(reload.size()) +
+               " partition(s) from the last committed transaction (" +
+               std::to_string(rollbacks_in_a_row_) + " in a row)");
+  disk_.Finish();  // its completions look the stores up
+  const Deliverer::ReleaseResult released = deliverer_->Release(all, 0);
+  stores_.clear();
+  logger_.Info("released " + std::to_string(released.released) + " records from memory");
+  const std::map<TopicPartitionId, int64_t> starts = OpenStores(reload);
+  if (exit_code_ != 0) return CutResult::kFailed;  // a store could not be opened
+  if (Status s = consumer_->Seek(reload, starts); !s.ok()) {
+    FailTransaction(s);
+    return CutResult::kFailed;
+  }
+  deliverer_->Resume();
+  boost::asio::post(io_, [this] { Preload(); });
+  return CutResult::kRolledBack;
+}
+
 void Bridge::FailTransaction(const Status& status) {
   transaction_failed_ = true;
-  Fail(status.WithContext(
-      "transaction failed; nothing of it is visible to read_committed consumers, and a restart "
-      "resumes from the last committed one"));
+  Fail(Status::Unavailable("transaction failed: " + status.message() +
+                           " (nothing of it is visible to read_committed consumers; a restart "
+                           "resumes from the last committed one)"));
 }
 
 void Bridge::EndRebuildWhenCaughtUp(PartitionStore& store, int64_t now_ms) {
@@ -534,6 +585,7 @@ void Bridge::LogStats() {
            ? " delivered_behind=" + std::to_string(delivered_behind_) +
                  " transactions=" + std::to_string(transactions_) +
                  " transaction_cuts_put_off=" + std::to_string(transactions_not_exact_) +
+                 " transactions_aborted=" + std::to_string(rollbacks_) +
                  " transaction_max_ms=" + std::to_string(std::exchange(transaction_max_ms_, 0))
            : std::string()) +
       " delivered=" + std::to_string(delivered_) + " delivery_retries=" +
@@ -547,6 +599,14 @@ void Bridge::LogStats() {
 // ---- rebalance ----
 
 std::map<TopicPartitionId, int64_t> Bridge::OnAssigned(
+    const std::vector<TopicPartitionId>& partitions) {
+  std::map<TopicPartitionId, int64_t> starts = OpenStores(partitions);
+  // Start loading the new stores without waiting for the next preload tick.
+  boost::asio::post(io_, [this] { Preload(); });
+  return starts;
+}
+
+std::map<TopicPartitionId, int64_t> Bridge::OpenStores(
     const std::vector<TopicPartitionId>& partitions) {
   storage::StoreOptions options;
   options.max_open_hours = config_.max_open_hours;
@@ -600,8 +660,6 @@ std::map<TopicPartitionId, int64_t> Bridge::OnAssigned(
     LogAssigned(**store, report, committed_offset, kafka_state, start);
     stores_[id] = std::move(store).value();
   }
-  // Start loading the new stores without waiting for the next preload tick.
-  boost::asio::post(io_, [this] { Preload(); });
   return starts;
 }
 
@@ -642,12 +700,21 @@ void Bridge::LogAssigned(const PartitionStore& store, const storage::RecoveryRep
   }
 }
 
-void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions) {
+void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions, bool lost) {
   std::vector<TopicPartitionId> owned;
   for (const auto& id : partitions) {
     if (stores_.count(id)) owned.push_back(id);
   }
   if (owned.empty()) return;
+  if (lost && config_.exactly_once() && !transaction_failed_) {
+    // Their new owner may already deliver them again: the open transaction must never commit.
+    RollBackTransaction(
+        Status::Unavailable("lost " + std::to_string(owned.size()) +
+                            " partition(s): the group gave them to another member (a session "
+                            "timeout missed)"),
+        owned);
+    return;
+  }
   // 0. Let the disk work in flight (group commit, checkpoint writes) finish and take effect.
   disk_.Finish();
   // 1. Make every appended record durable.

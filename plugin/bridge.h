@@ -53,7 +53,7 @@ class Bridge final : public RebalanceListener {
 
   std::map<TopicPartitionId, int64_t> OnAssigned(
       const std::vector<TopicPartitionId>& partitions) override;
-  void OnRevoked(const std::vector<TopicPartitionId>& partitions) override;
+  void OnRevoked(const std::vector<TopicPartitionId>& partitions, bool lost) override;
 
  private:
   Status Start();
@@ -89,10 +89,14 @@ class Bridge final : public RebalanceListener {
   // exact.
   void CommitTransaction();
   void ScheduleTransaction(std::chrono::milliseconds delay);
-  enum class CutResult { kCommitted, kNotExact, kFailed };
+  enum class CutResult { kCommitted, kNotExact, kNotMember, kRolledBack, kFailed };
   CutResult CutTransaction(bool force);
   // For a revocation: cuts until one is exact (up to kFlushTimeoutMs).
   bool CutTransactionBeforeRevoke();
+  // An aborted transaction: its acknowledgements are in the stores, so every store except the
+  // lost ones is reopened from the last committed transaction and reading moves back to it.
+  // Gives up (FailTransaction) when the producer cannot go on or after kMaxRollbacks in a row.
+  CutResult RollBackTransaction(const Status& why, const std::vector<TopicPartitionId>& lost);
   void FailTransaction(const Status& status);
 
   // Delivery side (the Deliverer does the delivering).
@@ -102,6 +106,9 @@ class Bridge final : public RebalanceListener {
   void PersistCheckpoints();
   void LogStats();
 
+  // Opens (or rebuilds) the stores of these partitions from the group's committed progress;
+  // returns where reading starts.
+  std::map<TopicPartitionId, int64_t> OpenStores(const std::vector<TopicPartitionId>& partitions);
   void LogAssigned(const PartitionStore& store, const storage::RecoveryReport& report,
                    std::optional<int64_t> committed_offset,
                    const std::optional<ProgressMetadata>& kafka_state,
@@ -148,6 +155,8 @@ class Bridge final : public RebalanceListener {
   uint64_t dead_lettered_ = 0;
   uint64_t delivered_behind_ = 0;  // exactly_once: asked for a time before the checkpoint
   uint64_t transactions_ = 0;
+  uint64_t rollbacks_ = 0;  // transactions aborted, stores reloaded
+  int rollbacks_in_a_row_ = 0;
   uint64_t transactions_not_exact_ = 0;  // cuts put off because a due record was on its way
   int64_t transaction_max_ms_ = 0;       // longest cut (deliveries wait meanwhile), per interval
   uint64_t delivered_ = 0;               // totals of the Deliverer's per-interval stats

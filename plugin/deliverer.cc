@@ -68,8 +68,9 @@ void Deliverer::Stop(int flush_timeout_ms) {
   if (!running_) return;
   RunAndWait([this, flush_timeout_ms] {
     producer_->Flush(flush_timeout_ms);
-    // Whatever is still open was not committed by the owner: it must not become visible.
-    if (transaction_open_) producer_->AbortTransaction(flush_timeout_ms);
+    // Whatever is still open was not committed by the owner: it must not become visible (if the
+    // abort fails the broker aborts it after transaction.timeout.ms).
+    if (transaction_open_) (void)producer_->AbortTransaction(flush_timeout_ms);
     transaction_open_ = false;
     timer_.cancel();
     io_.stop();
@@ -158,15 +159,28 @@ Status Deliverer::CommitTransaction(const std::map<TopicPartitionId, CommittedOf
       return;
     }
     if (transaction_open_) status = producer_->CommitTransaction(offsets, group, timeout_ms);
-    transaction_open_ = false;
-    transaction_last_produced_.clear();
     if (!status.ok()) {
-      transaction_error_ = status;
+      transaction_error_ = status;  // AbortTransaction clears it
       return;
     }
+    transaction_open_ = false;
+    transaction_last_produced_.clear();
     held_ = false;
     DeliverDue();
     RearmTimer();
+  });
+  return status;
+}
+
+Status Deliverer::AbortTransaction(int timeout_ms) {
+  Status status;
+  RunAndWait([&] {
+    held_ = true;
+    if (transaction_open_) status = producer_->AbortTransaction(timeout_ms);
+    transaction_open_ = false;
+    transaction_error_ = Status::Ok();
+    transaction_acks_ = AckBatch{};
+    transaction_last_produced_.clear();
   });
   return status;
 }

@@ -134,6 +134,11 @@ class Deliverer {
                            const rd_kafka_consumer_group_metadata_t* group, int timeout_ms);
   // After PrepareCommit: produces again, the transaction still open.
   void Resume();
+  // After a failed PrepareCommit or CommitTransaction: aborts the open transaction (none of its
+  // records becomes visible) and forgets what it acknowledged; producing stays stopped until
+  // Resume. The owner then reloads its stores from the last committed transaction (Release
+  // first). FailedPrecondition: the producer cannot go on.
+  Status AbortTransaction(int timeout_ms);
 
   AckBatch TakeAcks();
   // Blocks the caller until the delivery thread has copied them.

@@ -25,10 +25,13 @@ class TransactionError {
   bool ok() const { return error_ == nullptr; }
   bool retriable() const { return error_ && rd_kafka_error_is_retriable(error_); }
   bool requires_abort() const { return error_ && rd_kafka_error_txn_requires_abort(error_); }
+  // FailedPrecondition when the producer cannot go on (fenced, fatal); Unavailable when the
+  // transaction can be aborted and another begun.
   Status ToStatus(const std::string& what) const {
     if (!error_) return Status::Ok();
-    return Status::Unavailable(what + ": " + rd_kafka_error_string(error_) +
-                               (rd_kafka_error_is_fatal(error_) ? " (fatal)" : ""));
+    const std::string message = what + ": " + rd_kafka_error_string(error_);
+    if (rd_kafka_error_is_fatal(error_)) return Status::FailedPrecondition(message + " (fatal)");
+    return Status::Unavailable(message);
   }
 
  private:
@@ -155,7 +158,6 @@ Status RecordProducer::CommitTransaction(const std::map<TopicPartitionId, Commit
       TransactionError error(call());
       if (error.ok()) return Status::Ok();
       if (!error.retriable() || std::chrono::steady_clock::now() >= deadline) {
-        if (error.requires_abort()) AbortTransaction(remaining_ms());
         return error.ToStatus(what);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(kTransactionRetryBackoffMs));
@@ -174,9 +176,9 @@ Status RecordProducer::CommitTransaction(const std::map<TopicPartitionId, Commit
   });
 }
 
-void RecordProducer::AbortTransaction(int timeout_ms) {
+Status RecordProducer::AbortTransaction(int timeout_ms) {
   TransactionError error(rd_kafka_abort_transaction(producer_->c_ptr(), timeout_ms));
-  (void)error;  // the transaction is gone either way: the broker aborts it at its timeout
+  return error.ToStatus("abort transaction");
 }
 
 Result<std::unique_ptr<KafkaWakeup>> RecordProducer::MakeWakeup(boost::asio::io_context& io) {

@@ -65,11 +65,12 @@ class RecordProducer {
   Status InitTransactions(int timeout_ms);
   Status BeginTransaction();
   // Sends offsets (with the group's metadata, for fencing) into the open transaction and commits
-  // it, retrying what librdkafka calls retriable for up to timeout_ms. On any other error the
-  // transaction is aborted (when librdkafka allows) and the error returned.
+  // it, retrying what librdkafka calls retriable for up to timeout_ms. Errors: Unavailable when
+  // the transaction must be aborted (AbortTransaction) and another can begin, FailedPrecondition
+  // when the producer cannot go on (fenced, fatal).
   Status CommitTransaction(const std::map<TopicPartitionId, CommittedOffset>& offsets,
                            const rd_kafka_consumer_group_metadata_t* group, int timeout_ms);
-  void AbortTransaction(int timeout_ms);
+  Status AbortTransaction(int timeout_ms);
 
   // Wakes on_wake on the io_context thread when delivery reports are waiting; see KafkaWakeup.
   Result<std::unique_ptr<KafkaWakeup>> MakeWakeup(boost::asio::io_context& io);

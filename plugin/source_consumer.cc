@@ -8,6 +8,8 @@ namespace delaybridge::plugin {
 
 namespace {
 
+constexpr int kSeekTimeoutMs = 10'000;
+
 std::vector<TopicPartitionId> ToIds(const std::vector<RdKafka::TopicPartition*>& partitions) {
   std::vector<TopicPartitionId> ids;
   for (const auto* tp : partitions) ids.push_back({tp->topic(), tp->partition()});
@@ -59,7 +61,7 @@ void SourceConsumer::Rebalance::rebalance_cb(RdKafka::KafkaConsumer* consumer,
       consumer->assign(partitions);
     }
   } else {
-    listener_.OnRevoked(ToIds(partitions));
+    listener_.OnRevoked(ToIds(partitions), consumer->assignment_lost());
     if (cooperative) {
       if (RdKafka::Error* e = consumer->incremental_unassign(partitions)) {
         logger_.Error("incremental_unassign failed: " + e->str());
@@ -190,6 +192,21 @@ Result<std::map<TopicPartitionId, CommittedOffset>> SourceConsumer::Committed(
   return committed;
 }
 
+Status SourceConsumer::Seek(const std::vector<TopicPartitionId>& partitions,
+                            const std::map<TopicPartitionId, int64_t>& offsets) {
+  for (const auto& id : partitions) {
+    const auto it = offsets.find(id);
+    std::unique_ptr<RdKafka::TopicPartition> tp(RdKafka::TopicPartition::create(
+        id.topic, id.partition,
+        it != offsets.end() ? it->second : int64_t{RdKafka::Topic::OFFSET_STORED}));
+    if (RdKafka::ErrorCode err = consumer_->seek(*tp, kSeekTimeoutMs);
+        err != RdKafka::ERR_NO_ERROR) {
+      return Status::Unavailable("seek " + id.ToString() + ": " + RdKafka::err2str(err));
+    }
+  }
+  return Status::Ok();
+}
+
 Status SourceConsumer::SetPaused(bool paused) {
   std::vector<RdKafka::TopicPartition*> assigned;
   RdKafka::ErrorCode err = consumer_->assignment(assigned);
@@ -204,9 +221,25 @@ Status SourceConsumer::SetPaused(bool paused) {
   return Status::Ok();
 }
 
-GroupMetadata SourceConsumer::CurrentGroupMetadata() const {
-  return GroupMetadata(rd_kafka_consumer_group_metadata(consumer_->c_ptr()),
-                       &rd_kafka_consumer_group_metadata_destroy);
+std::string SourceConsumer::MemberId() const {
+  char* member_id = rd_kafka_memberid(consumer_->c_ptr());
+  if (member_id == nullptr) return std::string();
+  std::string id(member_id);
+  rd_kafka_mem_free(consumer_->c_ptr(), member_id);
+  return id;
+}
+
+Result<GroupMetadata> SourceConsumer::CurrentGroupMetadata() const {
+  // librdkafka's background thread clears the member id when the group has dropped this member,
+  // and the snapshot cannot be inspected: the same id before and after it means it holds that id
+  // (a member joining again gets a new one).
+  const std::string before = MemberId();
+  GroupMetadata metadata(rd_kafka_consumer_group_metadata(consumer_->c_ptr()),
+                         &rd_kafka_consumer_group_metadata_destroy);
+  if (before.empty() || MemberId() != before) {
+    return Status::Unavailable("not a member of the consumer group");
+  }
+  return metadata;
 }
 
 void SourceConsumer::Close() {

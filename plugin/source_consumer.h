@@ -44,7 +44,9 @@ class RebalanceListener {
   // committed offset (or auto.offset.reset when there is none).
   virtual std::map<TopicPartitionId, int64_t> OnAssigned(
       const std::vector<TopicPartitionId>& partitions) = 0;
-  virtual void OnRevoked(const std::vector<TopicPartitionId>& partitions) = 0;
+  // lost: the group already gave them to another member (this one missed its session timeout,
+  // e.g. it was frozen), so nothing may be committed for them any more.
+  virtual void OnRevoked(const std::vector<TopicPartitionId>& partitions, bool lost) = 0;
 };
 
 class SourceConsumer {
@@ -71,12 +73,19 @@ class SourceConsumer {
   Result<std::map<TopicPartitionId, CommittedOffset>> Committed(
       const std::vector<TopicPartitionId>& partitions, int timeout_ms);
 
+  // Moves the fetch position of assigned partitions (after the bridge reloaded them); a
+  // partition without an offset restarts from the committed one (or auto.offset.reset).
+  Status Seek(const std::vector<TopicPartitionId>& partitions,
+              const std::map<TopicPartitionId, int64_t>& offsets);
+
   // Stops (or restarts) fetching from every assigned partition while staying in the group:
   // Poll() keeps serving rebalances but returns no records from paused partitions.
   Status SetPaused(bool paused);
 
-  // For a transaction's offsets (exactly_once), taken when they are committed.
-  GroupMetadata CurrentGroupMetadata() const;
+  // For a transaction's offsets (exactly_once), taken when they are committed. Unavailable
+  // while this consumer is not a member of the group (joining again after losing its
+  // partitions): a transaction committed without a member id would not be fenced.
+  Result<GroupMetadata> CurrentGroupMetadata() const;
 
   // Leaves the group (revocation callbacks run first).
   void Close();
@@ -108,6 +117,7 @@ class SourceConsumer {
   };
 
   SourceConsumer(Logger& logger, RebalanceListener& listener, KafkaStatsFile* stats);
+  std::string MemberId() const;  // empty while not a member
 
   Logger& logger_;
   KafkaEventLogger events_;

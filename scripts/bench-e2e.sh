@@ -2,7 +2,7 @@
 # DelayBridge end to end on a real Apache Kafka broker (scripts/kafka.sh), measured with
 # delaybridge-load (tools/load/). Writes every raw report to the work dir and prints a table.
 #
-#   scripts/bench-e2e.sh [throughput|lateness|scale|spread|failover|all]  (default: throughput)
+#   scripts/bench-e2e.sh [throughput|lateness|scale|spread|failover|eos|all]  (default: throughput)
 #
 # throughput: the pass-through baseline (plain consume-and-produce, acks=all, idempotent) and
 #   DelayBridge in the same run on the same broker, measured two ways: "sustained" (records
@@ -26,6 +26,11 @@
 #   "rebuilt" log lines). Then, under a steady stream of records due 2 s after they are produced,
 #   kills the replacement and starts another: the failover gap is the lateness of the records
 #   that fell due meanwhile (max), next to the lateness before the kill.
+# eos: delivery.guarantee exactly_once against at_least_once and the pass-through pipe, one after
+#   the other on the same broker, each bridge with topics of its own: the sustained rate (records
+#   as fast as possible, due 1 s later), then lateness of all three at 50% of at_least_once's
+#   sustained rate, measured both by the broker's LogAppendTime (when the record was produced)
+#   and at the consumer (read_committed: when its transaction committed).
 #
 # Environment (defaults in brackets):
 #   BENCH_BUILD_DIR       Release build dir with bin/delaybridge and bin/delaybridge-load [build]
@@ -62,7 +67,7 @@ set -euo pipefail
 
 repo_root=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-throughput}
-case $mode in throughput | lateness | scale | spread | failover | all) ;; *)
+case $mode in throughput | lateness | scale | spread | failover | eos | all) ;; *)
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
   exit 2
   ;;
@@ -468,6 +473,63 @@ run_failover() {
   echo "(first kill at $kill_ms)"
 }
 
+run_eos() {
+  log "baseline: pass-through pipe, $records records of $payload B as fast as possible"
+  load eos_baseline_max "${max_rate_x[@]}" --mode passthrough --create-topics "$partitions" \
+    --delay-topic pipe.in --target-topic pipe.out --count "$records" --payload-bytes "$payload" \
+    --timeout 120s
+  local guarantee half_rate=""
+  for guarantee in at_least_once exactly_once; do
+    load "${guarantee}_topics" --create-topics "$partitions" --create-extra "$guarantee.delayed.dlq" \
+      --delay-topic "$guarantee.delayed" --target-topic "$guarantee.delivered" --count 1 \
+      --no-consume --warmup 0
+    write_config "$guarantee" "$guarantee.delayed" "$guarantee.delivered" \
+      "delaybridge-$guarantee" $'delivery:\n  guarantee: '"$guarantee"
+    bridge_start "$guarantee"
+    log "$guarantee: $records records of $payload B, fixed 1 s delay, as fast as possible"
+    load "${guarantee}_max" "${max_rate_x[@]}" --delay-topic "$guarantee.delayed" \
+      --target-topic "$guarantee.delivered" --count "$records" --payload-bytes "$payload" \
+      --delay fixed:1s --timeout 180s
+    if [[ -z $half_rate ]]; then
+      half_rate=$(json "$work_dir/at_least_once_max.json" 'round(d["delivery_rate_per_s"] / 2)')
+    fi
+    log "$guarantee: lateness at $half_rate rec/s (50% of at_least_once) for $lateness_s s"
+    load "${guarantee}_half" --delay-topic "$guarantee.delayed" \
+      --target-topic "$guarantee.delivered" --rate "$half_rate" --duration "${lateness_s}s" \
+      --payload-bytes "$payload" --delay uniform:1s..10s --headers mixed --timeout 60s
+    grep 'stats:' "$work_dir/$guarantee/bridge.log" | tail -1 >"$work_dir/${guarantee}_stats.txt"
+    bridge_stop
+  done
+  load eos_baseline_half --mode passthrough --delay-topic pipe.in --target-topic pipe.out \
+    --rate "$half_rate" --duration "${lateness_s}s" --payload-bytes "$payload" --timeout 60s
+  python3 - "$work_dir" "$records" "$payload" <<'EOF'
+import json, sys
+w, records, payload = sys.argv[1:]
+r = {n: json.load(open(f"{w}/{n}.json")) for n in
+     ("eos_baseline_max", "at_least_once_max", "exactly_once_max",
+      "eos_baseline_half", "at_least_once_half", "exactly_once_half")}
+rate = lambda n: r[n]["delivery_rate_per_s"]
+print(f"\n{records} records of {payload} B, due 1 s after produced; delivery rate as in throughput")
+print("| run | produce rec/s | delivery rec/s | delivered | lost | dup | early |")
+print("|---|---|---|---|---|---|---|")
+for n in ("eos_baseline_max", "at_least_once_max", "exactly_once_max"):
+    d = r[n]
+    print(f"| {n} | {d['produce_rate_per_s']:.0f} | {d['delivery_rate_per_s']:.0f} | {d['delivered']} | {d['lost']} | {d['duplicates']} | {d['early']} |")
+print(f"\nexactly_once / at_least_once sustained: {rate('exactly_once_max') / rate('at_least_once_max'):.2f}; "
+      f"at_least_once / pipe: {rate('at_least_once_max') / rate('eos_baseline_max'):.2f}")
+print(f"\nlateness at {r['at_least_once_half']['target_rate_per_s']:.0f} rec/s (50% of at_least_once max), ms")
+print("| run | measure | n | p50 | p90 | p99 | p99.9 | max | early | lost | dup |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for n in ("exactly_once_half", "at_least_once_half", "eos_baseline_half"):
+    d = r[n]
+    for m, label in (("lateness_broker_ms", "broker LogAppendTime"), ("lateness_consume_ms", "consumer receive")):
+        l = d[m]
+        print(f"| {n} | {label} | {l['count']} | {l['p50']:.1f} | {l['p90']:.1f} | {l['p99']:.1f} | {l['p999']:.1f} | {l['max']:.1f} | {l['early']} | {d['lost']} | {d['duplicates']} |")
+for g in ("at_least_once", "exactly_once"):
+    print(f"\n{g} last stats line: " + open(f"{w}/{g}_stats.txt").read().strip())
+EOF
+}
+
 mkdir -p "$work_dir"
 build
 [[ -x $load_bin && -x $bridge_bin ]] || die "missing $load_bin or $bridge_bin"
@@ -482,12 +544,14 @@ case $mode in
   scale) run_scale ;;
   spread) run_spread ;;
   failover) run_failover ;;
+  eos) run_eos ;;
   all)
     run_throughput
     run_lateness
     run_scale
     run_spread
     run_failover
+    run_eos
     ;;
 esac
 echo "raw reports: $work_dir/*.json, bridge logs: $work_dir/*/bridge.log"

@@ -214,6 +214,37 @@ TEST(ConfigTest, MembershipAndRetentionKeys) {
       << owned.status().message();
 }
 
+TEST(ConfigTest, DeliveryGuaranteeKeys) {
+  auto defaults = ParseConfig(kMinimal);
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_FALSE(defaults->exactly_once());
+  EXPECT_EQ(defaults->transaction_interval_ms, 100);
+  EXPECT_EQ(defaults->transaction_timeout_ms, 10'000);
+  auto set =
+      ParseConfig(With("delivery:\n  guarantee: exactly_once\n  transaction_interval_ms: 250\n"
+                       "  transaction_timeout_ms: 30000"));
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_TRUE(set->exactly_once());
+  EXPECT_EQ(set->transaction_interval_ms, 250);
+  EXPECT_EQ(set->transaction_timeout_ms, 30'000);
+  EXPECT_NE(DescribeConfig(*set).find("delivery.guarantee=exactly_once"), std::string::npos);
+
+  EXPECT_EQ(ErrorOf(With("delivery:\n  guarantee: twice")),
+            "delivery.guarantee: must be at_least_once or exactly_once, got \"twice\"");
+  EXPECT_EQ(ErrorOf(With("delivery:\n  guarantee: exactly_once\n  transaction_timeout_ms: 1100")),
+            "delivery.transaction_timeout_ms: must be at least 1000 + 2 x "
+            "delivery.transaction_interval_ms (1200)");
+  EXPECT_EQ(ErrorOf("kafka: {bootstrap.servers: embedded}\nroutes: {a: b}\n"
+                    "dead_letter_topic: dlq\nstorage: {dir: d}\n"
+                    "delivery: {guarantee: exactly_once}\n"),
+            "delivery.guarantee: exactly_once needs a real Kafka cluster: the embedded broker "
+            "(librdkafka's mock cluster) only imitates transactions");
+  EXPECT_EQ(ErrorOf("kafka: {bootstrap.servers: b, transactional.id: t}\nroutes: {a: b}\n"
+                    "dead_letter_topic: dlq\nstorage: {dir: d}\n"),
+            "kafka.transactional.id: is set by the bridge itself and cannot be overridden (set "
+            "delivery.guarantee: exactly_once)");
+}
+
 // Stable across restarts, different per storage.dir, and a valid group.instance.id.
 TEST(ConfigTest, DefaultGroupInstanceIdFollowsHostAndStorageDir) {
   EXPECT_EQ(DefaultGroupInstanceId("/var/lib/delaybridge"),

@@ -381,6 +381,170 @@ TEST_F(PartitionStoreTest, ARebuildFromTheCommittedProgressKeepsEveryUndelivered
   }
 }
 
+// Every record the commit's progress declares finished was delivered in a committed transaction
+// (committed), and every such record is declared finished.
+void ExpectExact(const CommittedOffset& commit, const std::map<int64_t, int64_t>& requested,
+                 const std::set<int64_t>& committed) {
+  auto metadata = ParseProgressMetadata(commit.metadata);
+  ASSERT_TRUE(metadata.ok() && metadata->has_value());
+  for (const auto& [offset, asked] : requested) {
+    const bool delivered = committed.count(offset) > 0;
+    if (offset < commit.offset) {
+      ASSERT_TRUE(delivered) << "offset " << offset << " below the low watermark " << commit.offset
+                             << " was never delivered";
+    } else {
+      ASSERT_EQ((*metadata)->Finished(offset, asked), delivered)
+          << "offset " << offset << " asked for " << asked << ", checkpoint "
+          << (*metadata)->checkpoint_ms << ", ingest position " << (*metadata)->ingest_position;
+    }
+  }
+}
+
+// exactly_once: transactions cut at random moments over a random mix of on-time records, records
+// behind the committed checkpoint (delivered at once) and records some of whose deliveries are
+// still on their way at a cut. Whatever committed last, a store rebuilt from it must skip
+// exactly the records delivered in committed transactions: no duplicate and no loss. The open
+// transaction's deliveries count as not delivered (a crash aborts them).
+TEST_F(PartitionStoreTest, ExactlyOnceCommitsDescribeExactlyWhatCommittedTransactionsDelivered) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    testing::TempDir first_dir("exact_first");
+    storage::StoreOptions options;
+    auto first = PartitionStore::Open(kId, first_dir.path(), options, kHourStartMs, {}, nullptr,
+                                      /*exactly_once=*/true);
+    ASSERT_TRUE(first.ok());
+    PartitionStore& a = **first;
+    ASSERT_EQ(a.Resume(1000, std::nullopt), 1000);
+    int64_t now = kHourStartMs;
+    ASSERT_TRUE(Preload(a, now / 1000 + 5).empty());
+    std::map<int64_t, int64_t> requested;      // offset -> requested time
+    std::map<RecordPosition, int64_t> loaded;  // in the wheel, not produced: -> offset
+    std::set<int64_t> behind;                  // delivered at once, not yet produced
+    std::set<int64_t> in_transaction;          // produced in the open transaction
+    std::set<int64_t> committed;               // produced in committed transactions
+    std::optional<RecordPosition> last_produced;
+    std::optional<CommittedOffset> last_commit;
+    size_t cuts_put_off = 0;
+    const int64_t kRecords = 3000;
+    for (int64_t offset = 1000; offset < 1000 + kRecords; ++offset) {
+      now += static_cast<int64_t>(rng() % 7);
+      // A quarter overdue (a backlog read late), the rest due within 10 s.
+      const int64_t asked = rng() % 4 == 0 ? now - static_cast<int64_t>(rng() % 30'000)
+                                           : now + static_cast<int64_t>(rng() % 10'000);
+      requested[offset] = asked;
+      if (a.Behind(asked)) {
+        a.offsets().AddDeadLettered(offset);
+        a.progress().AddDeadLetter(offset);
+        behind.insert(offset);
+      } else {
+        const DelayedRecord r = Record(offset, asked);
+        auto appended = a.Append(r, EncodeDelayedRecord(r), now);
+        ASSERT_TRUE(appended.ok());
+        if (*appended) loaded[**appended] = offset;
+      }
+      if (offset % 37 != 0) continue;
+      // The preloader loads what came within reach; the delivery thread produces what is due,
+      // except (rarely) one that must wait (the producer's queue was full).
+      auto result = PreloadStore(
+          a, now / 1000 + 5, 1'000'000,
+          [&loaded](RecordPosition p, DelayedRecord&& d) { loaded[p] = d.source_offset; },
+          [](const std::string& what) { ADD_FAILURE() << what; });
+      ASSERT_TRUE(result.ok());
+      const int64_t cut_ms = now;
+      for (auto it = loaded.begin(); it != loaded.end() && it->first.deliver_at_ms <= cut_ms;) {
+        if (rng() % 40 == 0) {
+          ++it;  // produced at a later cut, after records placed behind it
+          continue;
+        }
+        last_produced = std::max(last_produced.value_or(it->first), it->first);
+        ASSERT_TRUE(a.Acknowledge(it->first));
+        in_transaction.insert(it->second);
+        it = loaded.erase(it);
+      }
+      for (auto it = behind.begin(); it != behind.end();) {
+        if (rng() % 40 == 0) {
+          ++it;  // not acknowledged yet
+          continue;
+        }
+        a.progress().DeadLetterAcked(*it);
+        a.offsets().MarkDeadLetterAcked(*it);
+        in_transaction.insert(*it);
+        it = behind.erase(it);
+      }
+      const auto checkpoint = a.TransactionCheckpoint(cut_ms, now, last_produced);
+      if (!checkpoint) {
+        ++cuts_put_off;
+        continue;
+      }
+      EXPECT_EQ(checkpoint->ordinal, 0u);
+      auto commit = a.TransactionProgress(*checkpoint, now, true);
+      ASSERT_TRUE(commit.has_value());
+      a.TransactionCommitted(*checkpoint);
+      last_commit = commit;
+      committed.insert(in_transaction.begin(), in_transaction.end());
+      in_transaction.clear();
+      last_produced.reset();
+      // A crash may come right after any commit: each must be exact.
+      ASSERT_NO_FATAL_FAILURE(ExpectExact(*commit, requested, committed));
+    }
+    ASSERT_TRUE(last_commit.has_value());
+    EXPECT_GT(cuts_put_off, 0u) << "the test never exercised a cut that could not be exact";
+    auto metadata = ParseProgressMetadata(last_commit->metadata);
+    ASSERT_TRUE(metadata.ok() && metadata->has_value());
+    EXPECT_EQ((*metadata)->late_below, (*metadata)->ingest_position);
+
+    testing::TempDir second_dir("exact_second");
+    auto second = PartitionStore::Open(kId, second_dir.path(), options, now + 10, *metadata,
+                                       nullptr, /*exactly_once=*/true);
+    ASSERT_TRUE(second.ok());
+    PartitionStore& b = **second;
+    ASSERT_EQ(b.Resume(last_commit->offset, *metadata), last_commit->offset);
+    for (int64_t offset = 1000; offset < 1000 + kRecords; ++offset) {
+      const bool delivered = committed.count(offset) > 0;
+      if (offset < last_commit->offset) {
+        ASSERT_TRUE(delivered) << "offset " << offset << " below the low watermark "
+                               << last_commit->offset << " was never delivered";
+        continue;
+      }
+      ASSERT_EQ(b.Finished(offset, requested[offset]), delivered)
+          << "offset " << offset << " asked for " << requested[offset] << ", checkpoint "
+          << (*metadata)->checkpoint_ms << ", ingest position " << (*metadata)->ingest_position;
+    }
+  }
+}
+
+// exactly_once: a store left by a crash may hold records its marker does not cover; only a
+// clean close lets it be reused.
+TEST_F(PartitionStoreTest, ExactlyOnceReusesAStoreOnlyAfterACleanClose) {
+  storage::StoreOptions options;
+  const auto open = [&](const std::optional<ProgressMetadata>& kafka) {
+    auto store =
+        PartitionStore::Open(kId, dir_.path(), options, kHourStartMs, kafka, nullptr, true);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return std::move(store).value();
+  };
+  std::string store_id;
+  {
+    auto store = open(std::nullopt);
+    store_id = store->store_id();
+    Append(*store, 7, kHourStartMs + 30'000, kHourStartMs);
+    ASSERT_TRUE(store->Sync().ok());
+    ASSERT_TRUE(store->MarkClosedCleanly().ok());
+  }
+  const ProgressMetadata kafka{store_id, kHourStartMs, 8, 8};
+  {
+    auto store = open(kafka);
+    EXPECT_FALSE(store->rebuilt());
+    EXPECT_EQ(store->log().Hours().size(), 1u);
+    // No clean close this time (a crash).
+  }
+  auto store = open(kafka);
+  EXPECT_TRUE(store->rebuilt());
+  EXPECT_TRUE(store->log().Hours().empty());
+  EXPECT_NE(store->store_id(), store_id);
+}
+
 TEST_F(PartitionStoreTest, FullyDeliveredHoursAreDeleted) {
   const int64_t now = kHourStartMs;
   auto store = Open(now);
