@@ -85,9 +85,12 @@ Status Bridge::Start() {
   Deliverer::Callbacks callbacks;
   callbacks.on_acks = [this] { boost::asio::post(io_, [this] { ApplyAcks(); }); };
   callbacks.on_fatal = [this](const Status& s) { boost::asio::post(io_, [this, s] { Fail(s); }); };
+  callbacks.on_transaction_full = [this] {
+    boost::asio::post(io_, [this] { CommitTransaction(); });
+  };
   const std::string instance_id =
       config_.group_instance_id.value_or(DefaultGroupInstanceId(config_.storage_dir));
-  Deliverer::Options delivery{kafka, config_.tick_ms, kafka_stats_.get(), {}};
+  Deliverer::Options delivery{kafka, config_.tick_ms, kafka_stats_.get(), {}, 0};
   if (config_.exactly_once()) {
     // Stable per instance, so a restart fences its previous incarnation (KIP-98); fencing an
     // instance that lost its partitions is the group metadata's job (KIP-447).
@@ -95,6 +98,7 @@ Status Bridge::Start() {
         config_.group_id + "-" +
         (instance_id.empty() ? DefaultGroupInstanceId(config_.storage_dir) : instance_id);
     delivery.transactions.timeout_ms = static_cast<int>(config_.transaction_timeout_ms);
+    delivery.transaction_max_records = config_.transaction_max_records;
   }
   auto deliverer = Deliverer::Start(delivery, logger_, clock_, callbacks);
   if (!deliverer.ok()) return deliverer.status();

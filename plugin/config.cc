@@ -241,6 +241,12 @@ Status ParseDelivery(const YAML::Node& node, const std::string& path, BridgeConf
                       if (v.ok()) config->transaction_interval_ms = *v;
                       return v.status();
                     }},
+                   {"transaction_max_records",
+                    [config](const YAML::Node& n, const std::string& p) {
+                      auto v = PositiveAt(n, p, 10'000'000);
+                      if (v.ok()) config->transaction_max_records = static_cast<size_t>(*v);
+                      return v.status();
+                    }},
                    {"transaction_timeout_ms", [config](const YAML::Node& n, const std::string& p) {
                       auto v = PositiveAt(n, p, 900'000);
                       if (v.ok()) config->transaction_timeout_ms = *v;
@@ -497,7 +503,8 @@ std::string DescribeConfig(const BridgeConfig& c) {
       << " delivery.guarantee=" << (c.exactly_once() ? "exactly_once" : "at_least_once");
   if (c.exactly_once()) {
     out << " delivery.transaction_interval_ms=" << c.transaction_interval_ms
-        << " delivery.transaction_timeout_ms=" << c.transaction_timeout_ms;
+        << " delivery.transaction_timeout_ms=" << c.transaction_timeout_ms
+        << " delivery.transaction_max_records=" << c.transaction_max_records;
   }
   out << " group_instance_id="
       << (!c.group_instance_id           ? "(derived)"

@@ -69,6 +69,9 @@ struct BridgeConfig {
   // longest a new owner waits for a vanished instance's open transaction).
   int64_t transaction_interval_ms = 100;
   int64_t transaction_timeout_ms = 10'000;
+  // exactly_once: a transaction holding this many records is committed without waiting for the
+  // interval (a soft bound: records keep going in until the cut).
+  size_t transaction_max_records = 50'000;
   bool exactly_once() const { return guarantee == DeliveryGuarantee::kExactlyOnce; }
 
   int embedded_partitions = 4;  // partitions of each topic the embedded broker creates

@@ -22,7 +22,7 @@ int64_t BackoffMs(uint32_t failed_attempts) {
 
 }  // namespace
 
-Deliverer::Deliverer(Logger& logger, const Clock& clock, int64_t tick_ms, bool transactional,
+Deliverer::Deliverer(Logger& logger, const Clock& clock, const Options& options,
                      Callbacks callbacks)
     : logger_(logger),
       clock_(clock),
@@ -31,14 +31,14 @@ Deliverer::Deliverer(Logger& logger, const Clock& clock, int64_t tick_ms, bool t
       commands_(io_.get_executor()),
       timer_(io_),
       warnings_(logger, clock),
-      wheel_(tick_ms, clock.now_ms()),
-      transactional_(transactional) {}
+      wheel_(options.tick_ms, clock.now_ms()),
+      transactional_(!options.transactions.transactional_id.empty()),
+      transaction_max_records_(options.transaction_max_records) {}
 
 Result<std::unique_ptr<Deliverer>> Deliverer::Start(const Options& options, Logger& logger,
                                                     const Clock& clock, Callbacks callbacks) {
   const bool transactional = !options.transactions.transactional_id.empty();
-  std::unique_ptr<Deliverer> d(
-      new Deliverer(logger, clock, options.tick_ms, transactional, std::move(callbacks)));
+  std::unique_ptr<Deliverer> d(new Deliverer(logger, clock, options, std::move(callbacks)));
   Deliverer* self = d.get();
   auto producer = RecordProducer::Create(
       options.kafka, logger,
@@ -165,6 +165,7 @@ Status Deliverer::CommitTransaction(const std::map<TopicPartitionId, CommittedOf
     }
     transaction_open_ = false;
     transaction_last_produced_.clear();
+    transaction_records_ = 0;
     held_ = false;
     DeliverDue();
     RearmTimer();
@@ -178,6 +179,7 @@ Status Deliverer::AbortTransaction(int timeout_ms) {
     held_ = true;
     if (transaction_open_) status = producer_->AbortTransaction(timeout_ms);
     transaction_open_ = false;
+    transaction_records_ = 0;
     transaction_error_ = Status::Ok();
     transaction_acks_ = AckBatch{};
     transaction_last_produced_.clear();
@@ -270,6 +272,7 @@ void Deliverer::ProduceDelivery(uint64_t token, int64_t now_ms) {
   if (transactional_) {
     auto [it, added] = transaction_last_produced_.emplace(d->store, d->position);
     if (!added) it->second = std::max(it->second, d->position);
+    CountTransactionRecord();
   }
   if (err != RdKafka::ERR_NO_ERROR) {
     ++stats_.retries;
@@ -292,6 +295,7 @@ void Deliverer::ProduceDeadLetter(uint64_t token, int64_t now_ms) {
     return TransactionFailed("produce " + d.record.SourceId() + " to " + d.record.target_topic +
                              ": " + RdKafka::err2str(err));
   }
+  if (transactional_) CountTransactionRecord();
   if (err != RdKafka::ERR_NO_ERROR) {
     const int64_t backoff_ms = BackoffMs(d.failed_attempts++);
     warnings_.Warn("produce dead letter " + d.record.SourceId() + ": " + RdKafka::err2str(err) +
@@ -386,6 +390,12 @@ bool Deliverer::EnsureTransaction() {
   }
   transaction_open_ = true;
   return true;
+}
+
+void Deliverer::CountTransactionRecord() {
+  if (++transaction_records_ == transaction_max_records_ && callbacks_.on_transaction_full) {
+    callbacks_.on_transaction_full();
+  }
 }
 
 void Deliverer::TransactionFailed(const std::string& what) {

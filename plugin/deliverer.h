@@ -88,10 +88,12 @@ class Deliverer {
     KafkaStatsFile* stats = nullptr;  // receives the producer's statistics; outlives the Deliverer
     // Not empty: exactly_once, with this transactional.id.
     ProducerTransactions transactions;
+    size_t transaction_max_records = 0;  // on_transaction_full at this many (0: never)
   };
   struct Callbacks {
     std::function<void()> on_acks;                // an AckBatch became non-empty
     std::function<void(const Status&)> on_fatal;  // the producer cannot go on
+    std::function<void()> on_transaction_full;    // exactly_once: time to cut one
   };
   struct ReleaseResult {
     bool flushed = true;  // every produced record was acknowledged (or failed) in time
@@ -156,8 +158,7 @@ class Deliverer {
   // Dead-letter tokens have this bit set; delivery tokens (PendingDeliveries) never do.
   static constexpr uint64_t kDeadLetterBit = uint64_t{1} << 63;
 
-  Deliverer(Logger& logger, const Clock& clock, int64_t tick_ms, bool transactional,
-            Callbacks callbacks);
+  Deliverer(Logger& logger, const Clock& clock, const Options& options, Callbacks callbacks);
 
   // All below run on the delivery thread.
   void ScheduleToken(uint64_t token, int64_t deadline_ms);
@@ -177,6 +178,8 @@ class Deliverer {
   bool EnsureTransaction();
   // exactly_once: a record of the open transaction failed; the first failure is kept.
   void TransactionFailed(const std::string& what);
+  // exactly_once: a record went into the open transaction.
+  void CountTransactionRecord();
   // Runs fn on the delivery thread after every command made before, and waits for it (runs it
   // here once the thread has stopped).
   void RunAndWait(const std::function<void()>& fn);
@@ -205,6 +208,8 @@ class Deliverer {
   // exactly_once (delivery thread).
   const bool transactional_;
   bool held_ = false;  // between PrepareCommit and CommitTransaction/Resume: nothing is produced
+  const size_t transaction_max_records_;
+  size_t transaction_records_ = 0;  // produced in the open transaction
   bool transaction_open_ = false;
   Status transaction_error_;
   AckBatch transaction_acks_;  // acknowledged, not yet returned by PrepareCommit

@@ -29,8 +29,8 @@
 # eos: delivery.guarantee exactly_once against at_least_once and the pass-through pipe, one after
 #   the other on the same broker, each bridge with topics of its own: the sustained rate (records
 #   as fast as possible, due 1 s later), then lateness of all three at 50% of at_least_once's
-#   sustained rate, measured both by the broker's LogAppendTime (when the record was produced)
-#   and at the consumer (read_committed: when its transaction committed).
+#   sustained rate and at BENCH_EOS_LOW_RATE, measured both by the broker's LogAppendTime (when
+#   the record was produced) and at the consumer (read_committed: when its transaction committed).
 #
 # Environment (defaults in brackets):
 #   BENCH_BUILD_DIR       Release build dir with bin/delaybridge and bin/delaybridge-load [build]
@@ -63,6 +63,7 @@
 #   BENCH_SCALE_TIMEOUT_S seconds one fill step may take until the bridge committed it [1200]
 #   BENCH_SPREAD_RECORDS  records of each spread fill [1000000]
 #   BENCH_FAILOVER_RECORDS pending records the failover's replacement rebuilds [1000000]
+#   BENCH_EOS_LOW_RATE    the eos mode's second lateness rate, rec/s [10000]
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "$0")/.." && pwd)
@@ -87,6 +88,7 @@ scale_timeout_s=${BENCH_SCALE_TIMEOUT_S:-1200}
 read -r -a scale_steps <<<"${BENCH_SCALE_STEPS:-1000000 5000000 10000000}"
 spread_records=${BENCH_SPREAD_RECORDS:-1000000}
 failover_records=${BENCH_FAILOVER_RECORDS:-1000000}
+eos_low_rate=${BENCH_EOS_LOW_RATE:-10000}
 bootstrap=127.0.0.1:$port
 load_bin=$build_dir/bin/delaybridge-load
 bridge_bin=$build_dir/bin/delaybridge
@@ -478,7 +480,7 @@ run_eos() {
   load eos_baseline_max "${max_rate_x[@]}" --mode passthrough --create-topics "$partitions" \
     --delay-topic pipe.in --target-topic pipe.out --count "$records" --payload-bytes "$payload" \
     --timeout 120s
-  local guarantee half_rate=""
+  local guarantee rate rates=()
   for guarantee in at_least_once exactly_once; do
     load "${guarantee}_topics" --create-topics "$partitions" --create-extra "$guarantee.delayed.dlq" \
       --delay-topic "$guarantee.delayed" --target-topic "$guarantee.delivered" --count 1 \
@@ -490,43 +492,47 @@ run_eos() {
     load "${guarantee}_max" "${max_rate_x[@]}" --delay-topic "$guarantee.delayed" \
       --target-topic "$guarantee.delivered" --count "$records" --payload-bytes "$payload" \
       --delay fixed:1s --timeout 180s
-    if [[ -z $half_rate ]]; then
-      half_rate=$(json "$work_dir/at_least_once_max.json" 'round(d["delivery_rate_per_s"] / 2)')
+    if ((${#rates[@]} == 0)); then
+      rates=("$(json "$work_dir/at_least_once_max.json" 'round(d["delivery_rate_per_s"] / 2)')"
+        "$eos_low_rate")
     fi
-    log "$guarantee: lateness at $half_rate rec/s (50% of at_least_once) for $lateness_s s"
-    load "${guarantee}_half" --delay-topic "$guarantee.delayed" \
-      --target-topic "$guarantee.delivered" --rate "$half_rate" --duration "${lateness_s}s" \
-      --payload-bytes "$payload" --delay uniform:1s..10s --headers mixed --timeout 60s
-    grep 'stats:' "$work_dir/$guarantee/bridge.log" | tail -1 >"$work_dir/${guarantee}_stats.txt"
+    for rate in "${rates[@]}"; do
+      log "$guarantee: lateness at $rate rec/s for $lateness_s s"
+      load "${guarantee}_at_$rate" --delay-topic "$guarantee.delayed" \
+        --target-topic "$guarantee.delivered" --rate "$rate" --duration "${lateness_s}s" \
+        --payload-bytes "$payload" --delay uniform:1s..10s --headers mixed --timeout 60s
+      grep 'stats:' "$work_dir/$guarantee/bridge.log" | tail -1 >"$work_dir/${guarantee}_at_$rate.stats"
+    done
     bridge_stop
   done
-  load eos_baseline_half --mode passthrough --delay-topic pipe.in --target-topic pipe.out \
-    --rate "$half_rate" --duration "${lateness_s}s" --payload-bytes "$payload" --timeout 60s
-  python3 - "$work_dir" "$records" "$payload" <<'EOF'
+  for rate in "${rates[@]}"; do
+    load "eos_baseline_at_$rate" --mode passthrough --delay-topic pipe.in --target-topic pipe.out \
+      --rate "$rate" --duration "${lateness_s}s" --payload-bytes "$payload" --timeout 60s
+  done
+  python3 - "$work_dir" "$records" "$payload" "${rates[@]}" <<'EOF'
 import json, sys
-w, records, payload = sys.argv[1:]
-r = {n: json.load(open(f"{w}/{n}.json")) for n in
-     ("eos_baseline_max", "at_least_once_max", "exactly_once_max",
-      "eos_baseline_half", "at_least_once_half", "exactly_once_half")}
-rate = lambda n: r[n]["delivery_rate_per_s"]
+w, records, payload, rates = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+load = lambda n: json.load(open(f"{w}/{n}.json"))
 print(f"\n{records} records of {payload} B, due 1 s after produced; delivery rate as in throughput")
 print("| run | produce rec/s | delivery rec/s | delivered | lost | dup | early |")
 print("|---|---|---|---|---|---|---|")
-for n in ("eos_baseline_max", "at_least_once_max", "exactly_once_max"):
-    d = r[n]
+m = {n: load(n) for n in ("eos_baseline_max", "at_least_once_max", "exactly_once_max")}
+for n, d in m.items():
     print(f"| {n} | {d['produce_rate_per_s']:.0f} | {d['delivery_rate_per_s']:.0f} | {d['delivered']} | {d['lost']} | {d['duplicates']} | {d['early']} |")
+rate = lambda n: m[n]["delivery_rate_per_s"]
 print(f"\nexactly_once / at_least_once sustained: {rate('exactly_once_max') / rate('at_least_once_max'):.2f}; "
       f"at_least_once / pipe: {rate('at_least_once_max') / rate('eos_baseline_max'):.2f}")
-print(f"\nlateness at {r['at_least_once_half']['target_rate_per_s']:.0f} rec/s (50% of at_least_once max), ms")
-print("| run | measure | n | p50 | p90 | p99 | p99.9 | max | early | lost | dup |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
-for n in ("exactly_once_half", "at_least_once_half", "eos_baseline_half"):
-    d = r[n]
-    for m, label in (("lateness_broker_ms", "broker LogAppendTime"), ("lateness_consume_ms", "consumer receive")):
-        l = d[m]
-        print(f"| {n} | {label} | {l['count']} | {l['p50']:.1f} | {l['p90']:.1f} | {l['p99']:.1f} | {l['p999']:.1f} | {l['max']:.1f} | {l['early']} | {d['lost']} | {d['duplicates']} |")
-for g in ("at_least_once", "exactly_once"):
-    print(f"\n{g} last stats line: " + open(f"{w}/{g}_stats.txt").read().strip())
+for r in rates:
+    print(f"\nlateness at {r} rec/s (delays uniform 1..10 s, mixed headers; the pipe: none), ms")
+    print("| run | measure | n | p50 | p90 | p99 | p99.9 | max | early | lost | dup |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for g in ("exactly_once", "at_least_once", "eos_baseline"):
+        d = load(f"{g}_at_{r}")
+        for key, label in (("lateness_broker_ms", "broker LogAppendTime"), ("lateness_consume_ms", "consumer receive")):
+            l = d[key]
+            print(f"| {g} | {label} | {l['count']} | {l['p50']:.1f} | {l['p90']:.1f} | {l['p99']:.1f} | {l['p999']:.1f} | {l['max']:.1f} | {l['early']} | {d['lost']} | {d['duplicates']} |")
+    for g in ("at_least_once", "exactly_once"):
+        print(f"{g} stats line after it: " + open(f"{w}/{g}_at_{r}.stats").read().strip())
 EOF
 }
 

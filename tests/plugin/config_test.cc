@@ -220,13 +220,15 @@ TEST(ConfigTest, DeliveryGuaranteeKeys) {
   EXPECT_FALSE(defaults->exactly_once());
   EXPECT_EQ(defaults->transaction_interval_ms, 100);
   EXPECT_EQ(defaults->transaction_timeout_ms, 10'000);
+  EXPECT_EQ(defaults->transaction_max_records, 50'000u);
   auto set =
       ParseConfig(With("delivery:\n  guarantee: exactly_once\n  transaction_interval_ms: 250\n"
-                       "  transaction_timeout_ms: 30000"));
+                       "  transaction_timeout_ms: 30000\n  transaction_max_records: 500"));
   ASSERT_TRUE(set.ok()) << set.status().ToString();
   EXPECT_TRUE(set->exactly_once());
   EXPECT_EQ(set->transaction_interval_ms, 250);
   EXPECT_EQ(set->transaction_timeout_ms, 30'000);
+  EXPECT_EQ(set->transaction_max_records, 500u);
   EXPECT_NE(DescribeConfig(*set).find("delivery.guarantee=exactly_once"), std::string::npos);
 
   EXPECT_EQ(ErrorOf(With("delivery:\n  guarantee: twice")),

@@ -57,8 +57,8 @@ class DelivererTest : public ::testing::Test {
       fatal_ = s.ToString();
     };
     auto deliverer =
-        Deliverer::Start({{{"bootstrap.servers", cluster_->bootstrap()}}, 1, nullptr, {}}, logger_,
-                         clock_, callbacks);
+        Deliverer::Start({{{"bootstrap.servers", cluster_->bootstrap()}}, 1, nullptr, {}, 0},
+                         logger_, clock_, callbacks);
     ASSERT_TRUE(deliverer.ok()) << deliverer.status().ToString();
     deliverer_ = std::move(deliverer).value();
   }
