@@ -178,6 +178,9 @@ Status Deliverer::AbortTransaction(int timeout_ms) {
   RunAndWait([&] {
     held_ = true;
     if (transaction_open_) status = producer_->AbortTransaction(timeout_ms);
+    // The aborted records' reports (purged) come now, not after the error is cleared below.
+    while (producer_->Poll() > 0) {
+    }
     transaction_open_ = false;
     transaction_records_ = 0;
     transaction_error_ = Status::Ok();
