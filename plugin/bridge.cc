@@ -86,7 +86,7 @@ Status Bridge::Start() {
   callbacks.on_acks = [this] { boost::asio::post(io_, [this] { ApplyAcks(); }); };
   callbacks.on_fatal = [this](const Status& s) { boost::asio::post(io_, [this, s] { Fail(s); }); };
   callbacks.on_transaction_full = [this] {
-    boost::asio::post(io_, [this] { CommitTransaction(); });
+    boost::asio::post(io_, [this] { OnTransactionTimer(); });
   };
   const std::string instance_id =
       config_.group_instance_id.value_or(DefaultGroupInstanceId(config_.storage_dir));
@@ -209,7 +209,11 @@ void Bridge::ApplyBackpressure() {
 void Bridge::DrainConsumer() {
   if (stopping_) return;
   ApplyBackpressure();
-  const std::vector<IncomingRecord> records = consumer_->Poll(kConsumeBatch);
+  const uint64_t reloads = rollbacks_;
+  std::vector<IncomingRecord> records = consumer_->Poll(kConsumeBatch);
+  // A rollback in a rebalance callback served by Poll moved reading back: these were fetched
+  // before it, and ingesting them would make the records read again look fetched twice.
+  if (rollbacks_ != reloads) records.clear();
   std::vector<DueRecord> due;
   for (const auto& record : records) {
     // After a failure nothing more is ingested: a record after a failed one must not move the
@@ -277,6 +281,12 @@ void Bridge::Ingest(const IncomingRecord& in, std::vector<DueRecord>* due) {
   auto appended = store.Append(accepted.record, accepted.encoded, now_ms);
   if (!appended.ok() && appended.status().code() == Status::Code::kInvalidArgument) {
     // The store refuses this record (e.g. a due time past year 9999): bad input, not a fault.
+    if (store.FinishedRejected(in.offset)) {
+      ++already_finished_;  // dead-lettered by the previous owner
+      store.offsets().AddSettled(in.offset);
+      store.progress().AddFinished(in.offset);
+      return;
+    }
     return DeadLetter(store, in, "record: " + appended.status().message());
   }
   if (!appended.ok()) {
@@ -378,11 +388,11 @@ void Bridge::CommitProgress() {
 void Bridge::ScheduleTransaction(milliseconds delay) {
   transaction_timer_.expires_after(delay);
   transaction_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec) CommitTransaction();
+    if (!ec) OnTransactionTimer();
   });
 }
 
-void Bridge::CommitTransaction() {
+void Bridge::OnTransactionTimer() {
   if (stopping_ || transaction_failed_) return;
   const CutResult result = CutTransaction(false);
   if (result == CutResult::kFailed) return;
@@ -429,8 +439,10 @@ Bridge::CutResult Bridge::CutTransaction(bool force) {
       commits[id] = std::move(*commit);
     }
   }
+  // Before a revocation nothing more may be produced until the partitions are released.
   if (Status s = deliverer_->CommitTransaction(commits, group->get(),
-                                               static_cast<int>(config_.transaction_timeout_ms));
+                                               static_cast<int>(config_.transaction_timeout_ms),
+                                               /*resume=*/!force);
       !s.ok()) {
     return RollBackTransaction(s, {});
   }
@@ -604,6 +616,11 @@ void Bridge::LogStats() {
 
 std::map<TopicPartitionId, int64_t> Bridge::OnAssigned(
     const std::vector<TopicPartitionId>& partitions) {
+  if (config_.exactly_once() && !transaction_failed_ && !partitions.empty()) {
+    // Reading the new partitions' progress can wait for another instance's transaction to
+    // settle; the open one of this instance must not reach its timeout meanwhile.
+    CutTransaction(false);
+  }
   std::map<TopicPartitionId, int64_t> starts = OpenStores(partitions);
   // Start loading the new stores without waiting for the next preload tick.
   boost::asio::post(io_, [this] { Preload(); });
@@ -735,6 +752,7 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions, bool los
     logger_.Warn("revoke: some produced records were not acknowledged within " +
                  std::to_string(kFlushTimeoutMs) + " ms; they will be delivered again");
   }
+  if (committed) deliverer_->Resume();  // the cut left it holding
   ApplyAcks();
   if (config_.exactly_once()) return CloseStores(owned, released.released, committed);
   // 3. Mark what the stores durably hold, and commit the partitions' progress to Kafka.

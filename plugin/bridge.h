@@ -9,7 +9,8 @@
 // With delivery.guarantee exactly_once no offset is committed on its own: every
 // transaction_interval_ms the bridge cuts a transaction (CutTransaction), which commits the
 // deliveries and dead letters produced since the last one together with each partition's
-// progress; a failed transaction stops the bridge without committing anything else.
+// progress; a failed transaction is aborted and the stores are reloaded from the last committed
+// one (RollBackTransaction), or, when the producer cannot go on, the bridge stops.
 //
 // Thread-safety: construct, Run() and destroy on one thread. librdkafka's internal threads
 // never touch bridge state: consumer callbacks arrive from calls made on the loop, and the
@@ -87,7 +88,7 @@ class Bridge final : public RebalanceListener {
   void DeliverBehind(PartitionStore& store, const IncomingRecord& in, DelayedRecord record);
   // The transaction timer's step: cuts a transaction, or tries again soon when the cut was not
   // exact.
-  void CommitTransaction();
+  void OnTransactionTimer();
   void ScheduleTransaction(std::chrono::milliseconds delay);
   enum class CutResult { kCommitted, kNotExact, kNotMember, kRolledBack, kFailed };
   CutResult CutTransaction(bool force);

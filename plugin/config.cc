@@ -396,6 +396,12 @@ Status CheckDelivery(const BridgeConfig& c) {
                     "exactly_once needs a real Kafka cluster: the embedded broker (librdkafka's "
                     "mock cluster) only imitates transactions");
   }
+  if (auto it = c.kafka.find("isolation.level");
+      it != c.kafka.end() && it->second != "read_committed") {
+    return KeyError("kafka.isolation.level",
+                    "must be read_committed with delivery.guarantee exactly_once: the committed "
+                    "progress is read only once the transactions holding it are settled");
+  }
   if (c.transaction_timeout_ms < 1000 + 2 * c.transaction_interval_ms) {
     return KeyError("delivery.transaction_timeout_ms",
                     "must be at least 1000 + 2 x delivery.transaction_interval_ms (" +

@@ -146,8 +146,8 @@ Deliverer::PreparedCommit Deliverer::PrepareCommit(int flush_timeout_ms) {
 }
 
 Status Deliverer::CommitTransaction(const std::map<TopicPartitionId, CommittedOffset>& offsets,
-                                    const rd_kafka_consumer_group_metadata_t* group,
-                                    int timeout_ms) {
+                                    const rd_kafka_consumer_group_metadata_t* group, int timeout_ms,
+                                    bool resume) {
   Status status;
   RunAndWait([&] {
     if (!transaction_error_.ok()) {
@@ -166,6 +166,7 @@ Status Deliverer::CommitTransaction(const std::map<TopicPartitionId, CommittedOf
     transaction_open_ = false;
     transaction_last_produced_.clear();
     transaction_records_ = 0;
+    if (!resume) return;
     held_ = false;
     DeliverDue();
     RearmTimer();

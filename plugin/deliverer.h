@@ -131,9 +131,11 @@ class Deliverer {
   };
   PreparedCommit PrepareCommit(int flush_timeout_ms);
   // After PrepareCommit: commits the open transaction with these offsets (beginning one first
-  // if none is open, so progress alone can be committed), then produces again.
+  // if none is open, so progress alone can be committed), then produces again unless told not
+  // to (a revocation releases the partitions first, then Resumes).
   Status CommitTransaction(const std::map<TopicPartitionId, CommittedOffset>& offsets,
-                           const rd_kafka_consumer_group_metadata_t* group, int timeout_ms);
+                           const rd_kafka_consumer_group_metadata_t* group, int timeout_ms,
+                           bool resume);
   // After PrepareCommit: produces again, the transaction still open.
   void Resume();
   // After a failed PrepareCommit or CommitTransaction: aborts the open transaction (none of its

@@ -65,7 +65,9 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(
   // A new store for a partition Kafka has progress for: everything is read again.
   rebuilt = rebuilt || (kafka_state && kafka_state->store_id != *store_id);
 
-  RecordPosition start{now_ms, 0};
+  // exactly_once: records asking for a time after Kafka's checkpoint were not delivered, so the
+  // store must take them (not deliver them at once as behind it) while it re-reads them.
+  RecordPosition start{exactly_once && kafka_state ? kafka_state->checkpoint_ms : now_ms, 0};
   bool had_checkpoint = false;
   int64_t checkpoint_written_ms = 0;
   if (checkpoint->has_value()) {
@@ -209,7 +211,11 @@ std::optional<CommittedOffset> PartitionStore::TransactionProgress(RecordPositio
   return RecordCommit(snapshot, checkpoint, snapshot.ingest_position, now_ms);
 }
 
-Status PartitionStore::MarkClosedCleanly() { return plugin::MarkClosedCleanly(log_->dir()); }
+Status PartitionStore::MarkClosedCleanly() {
+  // The mark vouches for the marker: it must not survive a power loss the marker did not.
+  if (Status s = marker_.Sync(); !s.ok()) return s;
+  return plugin::MarkClosedCleanly(log_->dir());
+}
 
 bool PartitionStore::Acknowledge(RecordPosition position) {
   if (!tracker_.Acknowledge(position)) return false;

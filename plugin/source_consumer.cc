@@ -183,7 +183,11 @@ Result<std::map<TopicPartitionId, CommittedOffset>> SourceConsumer::Committed(
   std::map<TopicPartitionId, CommittedOffset> committed;
   for (int i = 0; i < list.get()->cnt; ++i) {
     const rd_kafka_topic_partition_t& tp = list.get()->elems[i];
-    if (tp.err || tp.offset < 0) continue;
+    if (tp.err) {
+      return Status::Unavailable("read committed offset of " + std::string(tp.topic) + "-" +
+                                 std::to_string(tp.partition) + ": " + rd_kafka_err2str(tp.err));
+    }
+    if (tp.offset < 0) continue;
     CommittedOffset c{tp.offset, std::string()};
     if (tp.metadata != nullptr)
       c.metadata.assign(static_cast<const char*>(tp.metadata), tp.metadata_size);

@@ -58,4 +58,9 @@ Status SourceOffsetMarker::Write(int64_t next_offset) {
   return Status::Ok();
 }
 
+Status SourceOffsetMarker::Sync() {
+  if (::fdatasync(fd_) != 0) return Status::IOError("sync " + path_ + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
 }  // namespace delaybridge::plugin

@@ -33,6 +33,8 @@ class SourceOffsetMarker {
 
   std::optional<int64_t> recovered() const { return recovered_; }
   Status Write(int64_t next_offset);
+  // Makes the last Write durable (written without a sync: a lost one only re-reads records).
+  Status Sync();
 
  private:
   SourceOffsetMarker(int fd, std::string path, std::optional<int64_t> recovered)

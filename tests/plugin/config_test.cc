@@ -241,6 +241,11 @@ TEST(ConfigTest, DeliveryGuaranteeKeys) {
                     "delivery: {guarantee: exactly_once}\n"),
             "delivery.guarantee: exactly_once needs a real Kafka cluster: the embedded broker "
             "(librdkafka's mock cluster) only imitates transactions");
+  EXPECT_EQ(ErrorOf("kafka: {bootstrap.servers: b, isolation.level: read_uncommitted}\n"
+                    "routes: {a: b}\ndead_letter_topic: dlq\nstorage: {dir: d}\n"
+                    "delivery: {guarantee: exactly_once}\n"),
+            "kafka.isolation.level: must be read_committed with delivery.guarantee exactly_once: "
+            "the committed progress is read only once the transactions holding it are settled");
   EXPECT_EQ(ErrorOf("kafka: {bootstrap.servers: b, transactional.id: t}\nroutes: {a: b}\n"
                     "dead_letter_topic: dlq\nstorage: {dir: d}\n"),
             "kafka.transactional.id: is set by the bridge itself and cannot be overridden (set "

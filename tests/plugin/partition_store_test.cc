@@ -545,6 +545,20 @@ TEST_F(PartitionStoreTest, ExactlyOnceReusesAStoreOnlyAfterACleanClose) {
   EXPECT_NE(store->store_id(), store_id);
 }
 
+// exactly_once: a store rebuilt from another store's progress takes every record asking for a
+// time from that progress's checkpoint on, even one already due: delivering it at once, before
+// the rebuild has re-read what the progress describes, would leave it out of every commit.
+TEST_F(PartitionStoreTest, ExactlyOnceRebuildStartsAtTheCommittedCheckpoint) {
+  storage::StoreOptions options;
+  const int64_t now = kHourStartMs + 60'000;
+  const ProgressMetadata kafka{"00000000000000aa", now - 20'000, 30, 30};
+  auto store = PartitionStore::Open(kId, dir_.path(), options, now, kafka, nullptr, true);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ((*store)->start(), (RecordPosition{now - 20'000, 0}));
+  EXPECT_FALSE((*store)->Behind(now - 10'000));  // stored, delivered once re-reading is done
+  EXPECT_TRUE((*store)->Behind(now - 20'001));
+}
+
 TEST_F(PartitionStoreTest, FullyDeliveredHoursAreDeleted) {
   const int64_t now = kHourStartMs;
   auto store = Open(now);
