@@ -68,6 +68,19 @@ class PartitionStoreTest : public ::testing::Test {
     return offsets;
   }
 
+  // The first store of a model test: reading starts at offset 1000 at kHourStartMs, nothing
+  // stored yet, the preloader at the horizon.
+  std::unique_ptr<PartitionStore> OpenFirstStore(const testing::TempDir& dir, bool exactly_once) {
+    storage::StoreOptions options;
+    auto store =
+        PartitionStore::Open(kId, dir.path(), options, kHourStartMs, {}, nullptr, exactly_once);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    if (!store.ok()) return nullptr;
+    EXPECT_EQ((*store)->Resume(1000, std::nullopt), 1000);
+    EXPECT_TRUE(Preload(**store, kHourStartMs / 1000 + 5).empty());
+    return std::move(store).value();
+  }
+
   testing::TempDir dir_{"partition_store_test"};
 };
 
@@ -305,12 +318,10 @@ TEST_F(PartitionStoreTest, ARebuildFromTheCommittedProgressKeepsEveryUndelivered
     std::mt19937_64 rng(seed);
     testing::TempDir first_dir("rebuild_first");
     storage::StoreOptions options;
-    auto first = PartitionStore::Open(kId, first_dir.path(), options, kHourStartMs, {}, nullptr);
-    ASSERT_TRUE(first.ok());
-    PartitionStore& a = **first;
-    ASSERT_EQ(a.Resume(1000, std::nullopt), 1000);
+    auto first = OpenFirstStore(first_dir, false);
+    ASSERT_TRUE(first);
+    PartitionStore& a = *first;
     int64_t now = kHourStartMs;
-    ASSERT_TRUE(Preload(a, now / 1000 + 5).empty());
     std::map<int64_t, int64_t> requested;      // offset -> requested time
     std::map<RecordPosition, int64_t> loaded;  // in the tracker, not acknowledged: -> offset
     std::set<int64_t> delivered;
@@ -411,13 +422,10 @@ TEST_F(PartitionStoreTest, ExactlyOnceCommitsDescribeExactlyWhatCommittedTransac
     std::mt19937_64 rng(seed);
     testing::TempDir first_dir("exact_first");
     storage::StoreOptions options;
-    auto first = PartitionStore::Open(kId, first_dir.path(), options, kHourStartMs, {}, nullptr,
-                                      /*exactly_once=*/true);
-    ASSERT_TRUE(first.ok());
-    PartitionStore& a = **first;
-    ASSERT_EQ(a.Resume(1000, std::nullopt), 1000);
+    auto first = OpenFirstStore(first_dir, /*exactly_once=*/true);
+    ASSERT_TRUE(first);
+    PartitionStore& a = *first;
     int64_t now = kHourStartMs;
-    ASSERT_TRUE(Preload(a, now / 1000 + 5).empty());
     std::map<int64_t, int64_t> requested;      // offset -> requested time
     std::map<RecordPosition, int64_t> loaded;  // in the wheel, not produced: -> offset
     std::set<int64_t> behind;                  // delivered at once, not yet produced
