@@ -394,7 +394,7 @@ void Bridge::ScheduleTransaction(milliseconds delay) {
 
 void Bridge::OnTransactionTimer() {
   if (stopping_ || transaction_failed_) return;
-  const CutResult result = CutTransaction(false);
+  const CutResult result = CutTransaction(false, true);
   if (result == CutResult::kFailed) return;
   // After a rollback the group is most likely rebalancing: give it time to settle.
   ScheduleTransaction(milliseconds(result == CutResult::kNotExact ? kNotExactRetryMs
@@ -403,7 +403,7 @@ void Bridge::OnTransactionTimer() {
                                        : config_.transaction_interval_ms));
 }
 
-Bridge::CutResult Bridge::CutTransaction(bool force) {
+Bridge::CutResult Bridge::CutTransaction(bool force, bool resume) {
   const auto started = std::chrono::steady_clock::now();
   Deliverer::PreparedCommit prepared = deliverer_->PrepareCommit(kFlushTimeoutMs);
   if (!prepared.status.ok()) return RollBackTransaction(prepared.status, {});
@@ -439,10 +439,8 @@ Bridge::CutResult Bridge::CutTransaction(bool force) {
       commits[id] = std::move(*commit);
     }
   }
-  // Before a revocation nothing more may be produced until the partitions are released.
-  if (Status s = deliverer_->CommitTransaction(commits, group->get(),
-                                               static_cast<int>(config_.transaction_timeout_ms),
-                                               /*resume=*/!force);
+  if (Status s = deliverer_->CommitTransaction(
+          commits, group->get(), static_cast<int>(config_.transaction_timeout_ms), resume);
       !s.ok()) {
     return RollBackTransaction(s, {});
   }
@@ -458,7 +456,8 @@ Bridge::CutResult Bridge::CutTransaction(bool force) {
 bool Bridge::CutTransactionBeforeRevoke() {
   const auto deadline = std::chrono::steady_clock::now() + milliseconds(kFlushTimeoutMs);
   while (!transaction_failed_) {
-    const CutResult result = CutTransaction(true);
+    // Nothing more may be produced until the partitions are released.
+    const CutResult result = CutTransaction(true, false);
     if (result == CutResult::kCommitted || result == CutResult::kFailed) {
       return result == CutResult::kCommitted;
     }
@@ -616,12 +615,14 @@ void Bridge::LogStats() {
 
 std::map<TopicPartitionId, int64_t> Bridge::OnAssigned(
     const std::vector<TopicPartitionId>& partitions) {
-  if (config_.exactly_once() && !transaction_failed_ && !partitions.empty()) {
-    // Reading the new partitions' progress can wait for another instance's transaction to
-    // settle; the open one of this instance must not reach its timeout meanwhile.
-    CutTransaction(false);
-  }
+  // exactly_once: reading the new partitions' progress can wait for a vanished instance's
+  // transaction to settle (up to transaction_timeout_ms). No transaction of this instance may
+  // stay open meanwhile, or the broker aborts it at that same timeout and fences the producer:
+  // commit, and produce nothing until the stores are open.
+  const bool held = config_.exactly_once() && !transaction_failed_ && !partitions.empty() &&
+                    CutTransaction(false, false) == CutResult::kCommitted;
   std::map<TopicPartitionId, int64_t> starts = OpenStores(partitions);
+  if (held) deliverer_->Resume();
   // Start loading the new stores without waiting for the next preload tick.
   boost::asio::post(io_, [this] { Preload(); });
   return starts;

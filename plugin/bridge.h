@@ -91,7 +91,9 @@ class Bridge final : public RebalanceListener {
   void OnTransactionTimer();
   void ScheduleTransaction(std::chrono::milliseconds delay);
   enum class CutResult { kCommitted, kNotExact, kNotMember, kRolledBack, kFailed };
-  CutResult CutTransaction(bool force);
+  // force: commit every partition's progress, changed or not; resume: let the delivery thread
+  // produce again once committed (else the caller Resumes it).
+  CutResult CutTransaction(bool force, bool resume);
   // For a revocation: cuts until one is exact (up to kFlushTimeoutMs).
   bool CutTransactionBeforeRevoke();
   // An aborted transaction: its acknowledgements are in the stores, so every store except the
