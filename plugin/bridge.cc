@@ -90,7 +90,9 @@ Status Bridge::Start() {
   };
   const std::string instance_id =
       config_.group_instance_id.value_or(DefaultGroupInstanceId(config_.storage_dir));
-  Deliverer::Options delivery{kafka, config_.tick_ms, kafka_stats_.get(), {}, 0};
+  Deliverer::Options delivery{kafka, config_.tick_ms, kafka_stats_.get(), {}, 0,
+                              config_.dead_letter_topic};
+  delivery.kafka["message.max.bytes"] = std::to_string(config_.producer_message_max_bytes);
   if (config_.exactly_once()) {
     // Stable per instance, so a restart fences its previous incarnation (KIP-98); fencing an
     // instance that lost its partitions is the group metadata's job (KIP-447).
@@ -307,7 +309,7 @@ void Bridge::DeadLetter(PartitionStore& store, const IncomingRecord& in,
   DelayedRecord letter = MakeDeadLetter(in, reason, config_.dead_letter_topic);
   logger_.Warn("dead letter " + letter.SourceId() + " -> " + config_.dead_letter_topic + ": " +
                reason);
-  deliverer_->DeadLetter(store.id(), in.offset, std::move(letter));
+  deliverer_->ProduceNow(store.id(), std::move(letter), DeliveryForm::kDeadLetter);
 }
 
 void Bridge::DeliverBehind(PartitionStore& store, const IncomingRecord& in, DelayedRecord record) {
@@ -315,7 +317,7 @@ void Bridge::DeliverBehind(PartitionStore& store, const IncomingRecord& in, Dela
   // Settled (for the marker) and finished (for the progress) once the transaction commits.
   store.offsets().AddDeadLettered(in.offset);
   store.progress().AddDeadLetter(in.offset);
-  deliverer_->DeadLetter(store.id(), in.offset, std::move(record));
+  deliverer_->ProduceNow(store.id(), std::move(record), DeliveryForm::kRecord);
 }
 
 void Bridge::GroupCommit() {
@@ -591,6 +593,9 @@ void Bridge::LogStats() {
   const DeliveryStats d = deliverer_->TakeStats();
   delivered_ += d.delivered;
   delivery_retries_ += d.retries;
+  delivery_refused_ += d.refused;
+  dead_letters_reduced_ += d.reduced;
+  dead_letters_dropped_ += d.dropped;
   logger_.Info(
       "stats: consumed=" + std::to_string(consumed_) + " stored=" + std::to_string(stored_) +
       " already_stored=" + std::to_string(already_stored_) + " already_finished=" +
@@ -604,7 +609,10 @@ void Bridge::LogStats() {
                  " transaction_max_ms=" + std::to_string(std::exchange(transaction_max_ms_, 0))
            : std::string()) +
       " delivered=" + std::to_string(delivered_) + " delivery_retries=" +
-      std::to_string(delivery_retries_) + " corrupt=" + std::to_string(corrupt_records_) +
+      std::to_string(delivery_retries_) + " delivery_refused=" +
+      std::to_string(delivery_refused_) + " dead_letters_reduced=" +
+      std::to_string(dead_letters_reduced_) + " dead_letters_dropped=" +
+      std::to_string(dead_letters_dropped_) + " corrupt=" + std::to_string(corrupt_records_) +
       " in_memory=" + std::to_string(d.in_memory) + " in_wheel=" + std::to_string(d.in_wheel) +
       " in_flight=" + std::to_string(d.in_flight) + " stores=" + std::to_string(stores_.size()) +
       " | lateness at produce: " + LatenessSummaryMs(d.lateness_at_produce) +

@@ -164,6 +164,9 @@ class Bridge final : public RebalanceListener {
   int64_t transaction_max_ms_ = 0;       // longest cut (deliveries wait meanwhile), per interval
   uint64_t delivered_ = 0;               // totals of the Deliverer's per-interval stats
   uint64_t delivery_retries_ = 0;
+  uint64_t delivery_refused_ = 0;  // refused for good by the target, dead-lettered instead
+  uint64_t dead_letters_reduced_ = 0;
+  uint64_t dead_letters_dropped_ = 0;
   uint64_t corrupt_records_ = 0;
 
   bool group_commit_in_flight_ = false;

@@ -410,6 +410,23 @@ Status CheckDelivery(const BridgeConfig& c) {
   return Status::Ok();
 }
 
+// A record the bridge accepts must fit in what its producer may send, or it could never be
+// delivered.
+Status CheckRecordSize(BridgeConfig* c) {
+  if (auto it = c->kafka.find("message.max.bytes"); it != c->kafka.end()) {
+    c->producer_message_max_bytes = std::stoll(it->second);  // librdkafka checked the range
+  }
+  if (c->max_record_bytes + int64_t{kDeliveryFramingBytes} > c->producer_message_max_bytes) {
+    return KeyError("max_record_bytes",
+                    std::to_string(c->max_record_bytes) + " does not fit in the producer's " +
+                        "message.max.bytes " + std::to_string(c->producer_message_max_bytes) +
+                        " less " + std::to_string(kDeliveryFramingBytes) +
+                        " bytes of framing: lower it, or raise kafka.message.max.bytes (and the "
+                        "topics' max.message.bytes)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::set<std::string> BridgeConfig::OutputTopics() const {
@@ -471,6 +488,7 @@ Result<BridgeConfig> ParseConfig(const std::string& yaml_text) {
   if (Status s = CheckTopicGraph(config); !s.ok()) return s;
   if (Status s = CheckKafkaStats(config); !s.ok()) return s;
   if (Status s = CheckDelivery(config); !s.ok()) return s;
+  if (Status s = CheckRecordSize(&config); !s.ok()) return s;
   return config;
 }
 
@@ -482,6 +500,30 @@ Result<BridgeConfig> LoadConfigFile(const std::string& path) {
   auto config = ParseConfig(text.str());
   if (!config.ok()) return config.status().WithContext(path);
   return config;
+}
+
+bool IsSecretKafkaKey(std::string_view key) {
+  // ssl.* and sasl.* hold keys, certificates, tokens and extensions; these few name a mechanism,
+  // a user or a file and are shown.
+  static constexpr std::string_view kShown[] = {
+      "sasl.mechanism",           "sasl.mechanisms",
+      "sasl.username",            "sasl.kerberos.service.name",
+      "sasl.kerberos.principal",  "sasl.kerberos.kinit.cmd",
+      "sasl.kerberos.keytab",     "sasl.oauthbearer.method",
+      "sasl.oauthbearer.scope",   "sasl.oauthbearer.token.endpoint.url",
+      "ssl.ca.location",          "ssl.certificate.location",
+      "ssl.key.location",         "ssl.keystore.location",
+      "ssl.crl.location",         "ssl.endpoint.identification.algorithm",
+      "ssl.cipher.suites",        "ssl.curves.list",
+      "ssl.sigalgs.list",         "ssl.providers",
+      "ssl.engine.location",      "enable.ssl.certificate.verification"};
+  for (const std::string_view shown : kShown) {
+    if (key == shown) return false;
+  }
+  for (const std::string_view word : {"password", "secret", "token", "credential", "jaas"}) {
+    if (key.find(word) != std::string_view::npos) return true;
+  }
+  return key.starts_with("ssl.") || key.starts_with("sasl.") || key.starts_with("ssl_");
 }
 
 std::string DescribeConfig(const BridgeConfig& c) {
@@ -504,6 +546,7 @@ std::string DescribeConfig(const BridgeConfig& c) {
       << " wheel.tick_ms=" << c.tick_ms << " wheel.preload_seconds=" << c.preload_seconds
       << " wheel.max_preloaded_records=" << c.max_preloaded_records
       << " max_delay_ms=" << c.max_delay_ms << " max_record_bytes=" << c.max_record_bytes
+      << " producer message.max.bytes=" << c.producer_message_max_bytes
       << " retention_margin_ms=" << c.retention_margin_ms
       << " allow_unsafe_retention=" << (c.allow_unsafe_retention ? "true" : "false")
       << " delivery.guarantee=" << (c.exactly_once() ? "exactly_once" : "at_least_once");
@@ -526,10 +569,7 @@ std::string DescribeConfig(const BridgeConfig& c) {
     sep = ", ";
   }
   for (const auto& [key, value] : c.kafka) {
-    const bool secret = key.find("password") != std::string::npos ||
-                        key.find("secret") != std::string::npos ||
-                        key.find("sasl.oauthbearer.config") != std::string::npos;
-    out << sep << key << ": " << (secret ? "***" : value);
+    out << sep << key << ": " << (IsSecretKafkaKey(key) ? "***" : value);
     sep = ", ";
   }
   out << "}";

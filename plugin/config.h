@@ -18,6 +18,12 @@
 
 namespace delaybridge::plugin {
 
+// Kafka's default max.message.bytes, a broker's and a topic's (1 MiB + 12 bytes of log overhead).
+inline constexpr int64_t kKafkaMaxMessageBytes = 1'048'588;
+// What a delivery adds to the stored record on the wire: the x-delay-source header and the
+// record batch's framing (topic names are at most 249 bytes).
+inline constexpr uint32_t kDeliveryFramingBytes = 1024;
+
 // The value of kafka."bootstrap.servers" that starts an in-process broker.
 inline constexpr const char* kEmbeddedBootstrap = "embedded";
 
@@ -61,7 +67,12 @@ struct BridgeConfig {
   // unless allow_unsafe_retention says the operator accepts losing records Kafka deletes early.
   int64_t retention_margin_ms = 24LL * 3600 * 1000;
   bool allow_unsafe_retention = false;
-  uint32_t max_record_bytes = 1024 * 1024;  // key + value + headers of one record
+  // Largest record accepted, as stored (key + value + headers + metadata); with the delivery's
+  // framing it must fit in producer_message_max_bytes (checked when parsing).
+  uint32_t max_record_bytes = 1024 * 1024 - kDeliveryFramingBytes;
+  // The producer's message.max.bytes: kafka.message.max.bytes when set, else Kafka's default
+  // max.message.bytes, so the producer refuses nothing a default broker takes.
+  int64_t producer_message_max_bytes = kKafkaMaxMessageBytes;
 
   DeliveryGuarantee guarantee = DeliveryGuarantee::kAtLeastOnce;
   // exactly_once: a transaction is committed this often (it holds the deliveries made since the
@@ -98,8 +109,13 @@ Result<BridgeConfig> ParseConfig(const std::string& yaml_text);
 // Reads and parses a file; errors are prefixed with the file name.
 Result<BridgeConfig> LoadConfigFile(const std::string& path);
 
-// One line per setting, for the start-up log. Values of kafka keys that look secret
-// (sasl.password, ssl.key.password, ...) are masked.
+// True for a librdkafka property whose value must never be logged: every ssl.* and sasl.* key
+// except the few that name a mechanism, a user or a file, and any key naming a password,
+// secret, token or credential.
+bool IsSecretKafkaKey(std::string_view key);
+
+// One line per setting, for the start-up log. Values of secret kafka keys (IsSecretKafkaKey)
+// are masked.
 std::string DescribeConfig(const BridgeConfig& config);
 
 }  // namespace delaybridge::plugin

@@ -88,6 +88,11 @@ bool IsDelayControlHeader(std::string_view name) {
   return name == kDelayHeader || name == kDeliverAtHeader || name == kTargetTopicHeader;
 }
 
+bool IsReservedHeader(std::string_view name) {
+  return name == kDelaySourceHeader || name == kDelayErrorHeader ||
+         name == kDelayOriginalBytesHeader;
+}
+
 DelayParse ParseDelayHeaders(const std::vector<HeaderView>& headers,
                              std::optional<int64_t> record_timestamp_ms, int64_t now_ms,
                              const std::string& default_target, const DelayPolicy& policy) {

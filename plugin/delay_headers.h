@@ -28,9 +28,15 @@ inline constexpr std::string_view kDeliverAtHeader = "x-deliver-at";
 inline constexpr std::string_view kTargetTopicHeader = "x-target-topic";
 inline constexpr std::string_view kDelayErrorHeader = "x-delay-error";
 inline constexpr std::string_view kDelaySourceHeader = "x-delay-source";
+inline constexpr std::string_view kDelayOriginalBytesHeader = "x-delay-original-bytes";
 
 // True for the three headers the bridge consumes (they are not passed on to the target).
 bool IsDelayControlHeader(std::string_view name);
+
+// True for the headers only the bridge sets (x-delay-source, x-delay-error,
+// x-delay-original-bytes): a producer's own are dropped, so a consumer that de-duplicates on
+// x-delay-source or trusts x-delay-error cannot be misled by another producer's record.
+bool IsReservedHeader(std::string_view name);
 
 struct HeaderView {
   std::string_view name;

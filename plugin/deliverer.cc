@@ -6,6 +6,8 @@
 #include <boost/asio/post.hpp>
 #include <future>
 
+#include "plugin/dead_letter.h"
+
 namespace delaybridge::plugin {
 
 namespace {
@@ -31,6 +33,7 @@ Deliverer::Deliverer(Logger& logger, const Clock& clock, const Options& options,
       commands_(io_.get_executor()),
       timer_(io_),
       warnings_(logger, clock),
+      dead_letter_topic_(options.dead_letter_topic),
       wheel_(options.tick_ms, clock.now_ms()),
       transactional_(!options.transactions.transactional_id.empty()),
       transaction_max_records_(options.transaction_max_records) {}
@@ -95,20 +98,21 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
   boost::asio::post(commands_, [this, records = std::move(records)]() mutable {
     for (DueRecord& r : records) {
       const int64_t deadline_ms = r.position.deliver_at_ms;
-      const uint64_t token =
-          pending_.Add(PendingDelivery{std::move(r.store), r.position, std::move(r.record), 0, {}});
-      ScheduleToken(token, deadline_ms);
+      Add(PendingDelivery{std::move(r.store), r.position, std::move(r.record),
+                          DeliveryForm::kRecord, 0, {}},
+          deadline_ms);
     }
   });
 }
 
-void Deliverer::DeadLetter(TopicPartitionId store, int64_t source_offset, DelayedRecord record) {
-  boost::asio::post(commands_, [this, store = std::move(store), source_offset,
-                                record = std::move(record)]() mutable {
-    const uint64_t token = kDeadLetterBit | next_dead_letter_id_++;
-    dead_letters_.emplace(token,
-                          DeadLetterPending{std::move(store), source_offset, std::move(record), 0});
-    ProduceDeadLetter(token, clock_.now_ms());
+void Deliverer::ProduceNow(TopicPartitionId store, DelayedRecord record, DeliveryForm form) {
+  in_memory_.fetch_add(1, std::memory_order_relaxed);
+  boost::asio::post(commands_, [this, store = std::move(store), record = std::move(record),
+                                form]() mutable {
+    const int64_t now_ms = clock_.now_ms();
+    const uint64_t token =
+        pending_.Add(PendingDelivery{std::move(store), std::nullopt, std::move(record), form, 0, {}});
+    Produce(token, now_ms);
     DrainProducer();
   });
 }
@@ -217,11 +221,15 @@ DeliveryStats Deliverer::TakeStats() {
 
 // ---- on the delivery thread ----
 
+uint64_t Deliverer::Add(PendingDelivery delivery, int64_t deadline_ms) {
+  const uint64_t token = pending_.Add(std::move(delivery));
+  ScheduleToken(token, deadline_ms);
+  return token;
+}
+
 void Deliverer::ScheduleToken(uint64_t token, int64_t deadline_ms) {
   const TimerHandle handle = wheel_.schedule(deadline_ms, token);
-  if (!(token & kDeadLetterBit)) {
-    if (PendingDelivery* d = pending_.Find(token)) d->timer = handle;
-  }
+  if (PendingDelivery* d = pending_.Find(token)) d->timer = handle;
   RearmTimer();
 }
 
@@ -246,26 +254,32 @@ void Deliverer::DeliverDue() {
   const int64_t now_ms = clock_.now_ms();
   std::vector<uint64_t> due;
   wheel_.advance(now_ms, [&due](uint64_t token, int64_t) { due.push_back(token); });
-  for (uint64_t token : due) {
-    if (token & kDeadLetterBit) {
-      ProduceDeadLetter(token, now_ms);
-    } else {
-      ProduceDelivery(token, now_ms);
-    }
-  }
+  for (uint64_t token : due) Produce(token, now_ms);
   DrainProducer();
 }
 
-void Deliverer::ProduceDelivery(uint64_t token, int64_t now_ms) {
+void Deliverer::Produce(uint64_t token, int64_t now_ms) {
   PendingDelivery* d = pending_.Find(token);
   if (!d) return;  // its store was released
   d->timer = TimerHandle{};
-  if (now_ms < d->position.deliver_at_ms) {
+  if (d->position && now_ms < d->position->deliver_at_ms) {
     // Never early, even if the wheel and the clock disagree by a tick.
-    return ScheduleToken(token, d->position.deliver_at_ms);
+    return ScheduleToken(token, d->position->deliver_at_ms);
   }
-  if (transactional_ && !EnsureTransaction()) return;
-  const RdKafka::ErrorCode err = producer_->Produce(d->record, now_ms, token);
+  if (transactional_) {
+    if (!EnsureTransaction()) return;
+    // Refused for good in an aborted transaction: produce the next form at once.
+    auto refused = refusals_.find(RecordKey{d->store, d->record.source_offset});
+    while (refused != refusals_.end() && refused->second.form == d->form) {
+      if (!MoveToNextForm(*d, refused->second.error)) return Settle(token, *d);
+    }
+  }
+  RdKafka::ErrorCode err = producer_->Produce(d->record, now_ms, token);
+  // Refused before it left (librdkafka's own checks): the open transaction holds nothing of it.
+  while (IsPermanentProduceError(err)) {
+    if (!MoveToNextForm(*d, RdKafka::err2str(err))) return Settle(token, *d);
+    err = producer_->Produce(d->record, now_ms, token);
+  }
   if (err == RdKafka::ERR__QUEUE_FULL) return ScheduleToken(token, now_ms + kQueueFullRetryMs);
   if (err != RdKafka::ERR_NO_ERROR && transactional_) {
     // A transaction commits its records in order of their positions; one left behind could not
@@ -273,39 +287,52 @@ void Deliverer::ProduceDelivery(uint64_t token, int64_t now_ms) {
     return TransactionFailed("produce " + d->record.SourceId() + " to " + d->record.target_topic +
                              ": " + RdKafka::err2str(err));
   }
+  if (err != RdKafka::ERR_NO_ERROR) return RetryLater(token, *d, RdKafka::err2str(err), now_ms);
   if (transactional_) {
-    auto [it, added] = transaction_last_produced_.emplace(d->store, d->position);
-    if (!added) it->second = std::max(it->second, d->position);
+    if (d->position) {
+      auto [it, added] = transaction_last_produced_.emplace(d->store, *d->position);
+      if (!added) it->second = std::max(it->second, *d->position);
+    }
     CountTransactionRecord();
   }
-  if (err != RdKafka::ERR_NO_ERROR) {
-    ++stats_.retries;
-    const int64_t backoff_ms = BackoffMs(d->failed_attempts++);
-    warnings_.Warn("produce " + d->record.SourceId() + " to " + d->record.target_topic + ": " +
-                   RdKafka::err2str(err) + "; retrying in " + std::to_string(backoff_ms) + " ms");
-    return ScheduleToken(token, now_ms + backoff_ms);
+  if (d->position && d->form == DeliveryForm::kRecord) {
+    stats_.lateness_at_produce.Record(now_ms - d->record.due_ms());
   }
-  stats_.lateness_at_produce.Record(now_ms - d->record.due_ms());
 }
 
-void Deliverer::ProduceDeadLetter(uint64_t token, int64_t now_ms) {
-  auto it = dead_letters_.find(token);
-  if (it == dead_letters_.end()) return;  // its store was released
-  DeadLetterPending& d = it->second;
-  if (transactional_ && !EnsureTransaction()) return;
-  const RdKafka::ErrorCode err = producer_->Produce(d.record, now_ms, token);
-  if (err == RdKafka::ERR__QUEUE_FULL) return ScheduleToken(token, now_ms + kQueueFullRetryMs);
-  if (err != RdKafka::ERR_NO_ERROR && transactional_) {
-    return TransactionFailed("produce " + d.record.SourceId() + " to " + d.record.target_topic +
-                             ": " + RdKafka::err2str(err));
+void Deliverer::RetryLater(uint64_t token, PendingDelivery& d, const std::string& failure,
+                           int64_t now_ms) {
+  ++stats_.retries;
+  const int64_t backoff_ms = BackoffMs(d.failed_attempts++);
+  warnings_.Warn("produce " + d.record.SourceId() + " to " + d.record.target_topic + ": " +
+                 failure + "; retrying in " + std::to_string(backoff_ms) + " ms");
+  ScheduleToken(token, now_ms + backoff_ms);
+}
+
+bool Deliverer::MoveToNextForm(PendingDelivery& d, const std::string& failure) {
+  const std::string refused =
+      d.record.target_topic + " refused " + d.record.SourceId() + ": " + failure;
+  d.failed_attempts = 0;
+  switch (d.form) {
+    case DeliveryForm::kRecord:
+      ++stats_.refused;
+      warnings_.Warn(refused + "; sending it to the dead-letter topic " + dead_letter_topic_);
+      d.record = DeadLetterOfDelivery(d.record, "delivery: " + refused, dead_letter_topic_);
+      d.form = DeliveryForm::kDeadLetter;
+      return true;
+    case DeliveryForm::kDeadLetter:
+      ++stats_.reduced;
+      warnings_.Warn("dead letter: " + refused + "; sending it without value and headers");
+      d.record = ReduceDeadLetter(d.record, "dead letter: " + failure);
+      d.form = DeliveryForm::kReducedDeadLetter;
+      return true;
+    case DeliveryForm::kReducedDeadLetter:
+      ++stats_.dropped;
+      logger_.Error("dropping " + d.record.SourceId() + ": even its reduced dead letter was " +
+                    "refused (" + refused + ")");
+      return false;
   }
-  if (transactional_) CountTransactionRecord();
-  if (err != RdKafka::ERR_NO_ERROR) {
-    const int64_t backoff_ms = BackoffMs(d.failed_attempts++);
-    warnings_.Warn("produce dead letter " + d.record.SourceId() + ": " + RdKafka::err2str(err) +
-                   "; retrying in " + std::to_string(backoff_ms) + " ms");
-    ScheduleToken(token, now_ms + backoff_ms);
-  }
+  return false;
 }
 
 void Deliverer::ArmProducerWakeup() {
@@ -328,61 +355,54 @@ void Deliverer::DrainProducer() {
 }
 
 void Deliverer::OnAck(uint64_t token, RdKafka::ErrorCode err) {
-  if (token & kDeadLetterBit) {
-    OnDeadLetterAck(token, err);
-  } else {
-    OnDeliveryAck(token, err);
-  }
-}
-
-void Deliverer::OnDeliveryAck(uint64_t token, RdKafka::ErrorCode err) {
   PendingDelivery* d = pending_.Find(token);
   if (!d) return;  // its store was released; the partition's next owner delivers it again
   const int64_t now_ms = clock_.now_ms();
+  const std::string failure = "delivery failed: " + RdKafka::err2str(err);
   if (err != RdKafka::ERR_NO_ERROR && transactional_) {
-    // The transaction can only be aborted now; the record is delivered again after a restart.
-    return TransactionFailed("delivery of " + d->record.SourceId() + " to " +
-                             d->record.target_topic + " failed: " + RdKafka::err2str(err));
+    // The transaction can only be aborted now; the record is produced again after it.
+    if (IsPermanentProduceError(err)) {
+      refusals_[RecordKey{d->store, d->record.source_offset}] = Refusal{d->form, failure};
+    }
+    return TransactionFailed(d->record.SourceId() + " to " + d->record.target_topic + ": " +
+                             failure);
   }
-  if (err != RdKafka::ERR_NO_ERROR) {
-    ++stats_.retries;
-    const int64_t backoff_ms = BackoffMs(d->failed_attempts++);
-    warnings_.Warn("delivery of " + d->record.SourceId() + " to " + d->record.target_topic +
-                   " failed: " + RdKafka::err2str(err) + "; retrying in " +
-                   std::to_string(backoff_ms) + " ms");
-    return ScheduleToken(token, now_ms + backoff_ms);
+  if (IsPermanentProduceError(err)) {
+    if (!MoveToNextForm(*d, failure)) return Settle(token, *d);
+    return ScheduleToken(token, now_ms);
   }
-  stats_.lateness_at_ack.Record(now_ms - d->record.due_ms());
-  ++stats_.delivered;
-  std::pair<TopicPartitionId, RecordPosition> acked(std::move(d->store), d->position);
+  if (err != RdKafka::ERR_NO_ERROR) return RetryLater(token, *d, failure, now_ms);
+  if (d->form == DeliveryForm::kRecord && d->position) {
+    ++stats_.delivered;
+    stats_.lateness_at_ack.Record(now_ms - d->record.due_ms());
+  }
+  Settle(token, *d);
+}
+
+void Deliverer::Settle(uint64_t token, PendingDelivery& d) {
+  if (!refusals_.empty()) refusals_.erase(RecordKey{d.store, d.record.source_offset});
+  AckBatch one;
+  if (d.position) {
+    one.delivered.emplace_back(std::move(d.store), *d.position);
+  } else {
+    one.dead_lettered.push_back({std::move(d.store), d.record.source_offset});
+  }
+  if (d.timer.valid()) wheel_.cancel(d.timer);
   pending_.Remove(token);
   // Out of memory before the owner hears of it, so its count is never below the truth.
   in_memory_.fetch_sub(1, std::memory_order_relaxed);
-  if (transactional_) return transaction_acks_.delivered.push_back(std::move(acked));
-  PushAck([&acked](AckBatch& acks) { acks.delivered.push_back(std::move(acked)); });
-}
-
-void Deliverer::OnDeadLetterAck(uint64_t token, RdKafka::ErrorCode err) {
-  auto it = dead_letters_.find(token);
-  if (it == dead_letters_.end()) return;
-  DeadLetterPending& d = it->second;
-  if (err != RdKafka::ERR_NO_ERROR && transactional_) {
-    return TransactionFailed("dead letter " + d.record.SourceId() + " to " + d.record.target_topic +
-                             " failed: " + RdKafka::err2str(err));
-  }
-  if (err != RdKafka::ERR_NO_ERROR) {
-    const int64_t backoff_ms = BackoffMs(d.failed_attempts++);
-    warnings_.Warn("dead letter " + d.record.SourceId() + " to " + d.record.target_topic +
-                   " failed: " + RdKafka::err2str(err) + "; retrying in " +
-                   std::to_string(backoff_ms) + " ms");
-    return ScheduleToken(token, clock_.now_ms() + backoff_ms);
-  }
   if (transactional_) {
-    transaction_acks_.dead_lettered.push_back({d.store, d.source_offset});
-  } else {
-    PushAck([&d](AckBatch& acks) { acks.dead_lettered.push_back({d.store, d.source_offset}); });
+    transaction_acks_.delivered.insert(transaction_acks_.delivered.end(), one.delivered.begin(),
+                                       one.delivered.end());
+    transaction_acks_.dead_lettered.insert(transaction_acks_.dead_lettered.end(),
+                                           one.dead_lettered.begin(), one.dead_lettered.end());
+    return;
   }
-  dead_letters_.erase(it);
+  PushAck([&one](AckBatch& acks) {
+    acks.delivered.insert(acks.delivered.end(), one.delivered.begin(), one.delivered.end());
+    acks.dead_lettered.insert(acks.dead_lettered.end(), one.dead_lettered.begin(),
+                              one.dead_lettered.end());
+  });
 }
 
 bool Deliverer::EnsureTransaction() {
@@ -429,8 +449,6 @@ size_t Deliverer::Forget(const std::vector<TopicPartitionId>& stores) {
     pending_.Remove(token);
   }
   in_memory_.fetch_sub(dropped.size(), std::memory_order_relaxed);
-  // Dead letters in the wheel for a retry are skipped when they fall due (not found).
-  std::erase_if(dead_letters_, [&](const auto& entry) { return released(entry.second.store); });
   return dropped.size();
 }
 

@@ -1,20 +1,27 @@
-// Deliverer: the delivery thread. It owns the timing wheel, the in-memory records waiting to
-// fall due (PendingDeliveries), the producer and its delivery reports, and runs them on an
-// io_context of its own, so a due record is produced at its deadline whatever the ingest
-// thread is doing: an fdatasync, a preload walk, a checkpoint or a burst of consumed records
-// never delays a delivery. (With both on one thread those stalls were 0.3-1.7 s of lateness;
+// Deliverer: the delivery thread. It owns the timing wheel, every record waiting to be produced
+// or acknowledged (PendingDeliveries: deliveries loaded from the stores and records produced
+// straight from ingest), the producer and its delivery reports, and runs them on an io_context
+// of its own, so a due record is produced at its deadline whatever the ingest thread is doing:
+// an fdatasync, a preload walk, a checkpoint or a burst of consumed records never delays a
+// delivery. (With both on one thread those stalls were 0.3-1.7 s of lateness;
 // docs/BENCHMARKS.md.)
 //
-// The bridge's event-loop thread hands records over once they are durable (Schedule) and
-// dead letters as they are rejected (DeadLetter). Acknowledgements travel back as an AckBatch
-// the bridge takes (TakeAcks) when on_acks tells it one is waiting; the bridge applies them to
-// its stores' trackers and offsets, which only its thread touches.
+// The bridge's event-loop thread hands records over once they are durable (Schedule) and dead
+// letters as they are rejected (ProduceNow). Every record takes one path: produced when due,
+// retried with back-off after a transient failure, and moved one form on (DeliveryForm: the
+// record, its dead letter, the reduced dead letter) when its topic refuses it for good; a
+// reduced dead letter refused too is logged, counted and settled, so nothing is retried forever.
+// Acknowledgements travel back as an AckBatch the bridge takes (TakeAcks) when on_acks tells it
+// one is waiting; the bridge applies them to its stores' trackers and offsets, which only its
+// thread touches.
 //
 // With exactly_once the producer is transactional. Deliveries and dead letters go into the open
 // transaction; their acknowledgements are not pushed through on_acks but returned by
 // PrepareCommit, which also stops producing and flushes, so that the owner can compute, from a
 // still picture, the progress that the transaction commits (CommitTransaction) or decide to let
-// it run on (Resume).
+// it run on (Resume). A record refused for good inside a transaction dooms it; the refusal is
+// remembered, so the record goes straight to its next form when it is handed over again after
+// the abort.
 //
 // Thread-safety: every public method may be called from any one owner thread (the bridge's)
 // while the delivery thread runs. Commands are executed in the order they were made.
@@ -70,6 +77,9 @@ struct AckBatch {
 struct DeliveryStats {
   uint64_t delivered = 0;
   uint64_t retries = 0;
+  uint64_t refused = 0;  // records their target refused for good, dead-lettered instead
+  uint64_t reduced = 0;  // dead letters refused whole, produced without value and headers
+  uint64_t dropped = 0;  // reduced dead letters refused too: logged and settled
   size_t in_memory = 0;  // records handed over and not yet acknowledged or released
   size_t in_wheel = 0;
   int in_flight = 0;  // produced, not yet acknowledged
@@ -89,6 +99,7 @@ class Deliverer {
     // Not empty: exactly_once, with this transactional.id.
     ProducerTransactions transactions;
     size_t transaction_max_records = 0;  // on_transaction_full at this many (0: never)
+    std::string dead_letter_topic;       // where records their target refuses go
   };
   struct Callbacks {
     std::function<void()> on_acks;                // an AckBatch became non-empty
@@ -112,12 +123,14 @@ class Deliverer {
 
   // Schedules durable records for delivery at their positions' deliver_at_ms.
   void Schedule(std::vector<DueRecord> records);
-  // Produces a rejected record to its dead-letter topic now, retrying until acknowledged.
-  void DeadLetter(TopicPartitionId store, int64_t source_offset, DelayedRecord record);
+  // Produces a record that is in no store now (a dead letter, form kDeadLetter, or
+  // exactly_once's delivered-behind record, form kRecord), retrying until acknowledged. It is
+  // acknowledged by its source offset.
+  void ProduceNow(TopicPartitionId store, DelayedRecord record, DeliveryForm form);
 
   // For a revocation: waits (up to flush_timeout_ms) for the acknowledgements of everything
-  // produced, then forgets every record and dead letter of these stores; their late reports
-  // are ignored. Blocks the caller until done.
+  // produced, then forgets every record of these stores; their late reports are ignored.
+  // Blocks the caller until done.
   ReleaseResult Release(const std::vector<TopicPartitionId>& stores, int flush_timeout_ms);
 
   // exactly_once. Produces everything due now, stops producing, and waits up to
@@ -151,28 +164,31 @@ class Deliverer {
   size_t in_memory() const { return in_memory_.load(std::memory_order_relaxed); }
 
  private:
-  struct DeadLetterPending {
-    TopicPartitionId store;
-    int64_t source_offset = 0;
-    DelayedRecord record;
-    uint32_t failed_attempts = 0;
+  // A record its topic refused for good inside a transaction, by (store, source offset).
+  using RecordKey = std::pair<TopicPartitionId, int64_t>;
+  struct Refusal {
+    DeliveryForm form;  // the form that was refused
+    std::string error;
   };
-  // Dead-letter tokens have this bit set; delivery tokens (PendingDeliveries) never do.
-  static constexpr uint64_t kDeadLetterBit = uint64_t{1} << 63;
 
   Deliverer(Logger& logger, const Clock& clock, const Options& options, Callbacks callbacks);
 
   // All below run on the delivery thread.
+  uint64_t Add(PendingDelivery delivery, int64_t deadline_ms);
   void ScheduleToken(uint64_t token, int64_t deadline_ms);
   void RearmTimer();
   void DeliverDue();
-  void ProduceDelivery(uint64_t token, int64_t now_ms);
-  void ProduceDeadLetter(uint64_t token, int64_t now_ms);
+  void Produce(uint64_t token, int64_t now_ms);
+  // A transient failure: tries again after a back-off.
+  void RetryLater(uint64_t token, PendingDelivery& d, const std::string& failure, int64_t now_ms);
+  // The record's topic refused it for good: moves it to its next form (false: there is none,
+  // it was dropped and is settled).
+  bool MoveToNextForm(PendingDelivery& d, const std::string& failure);
   void ArmProducerWakeup();
   void DrainProducer();
   void OnAck(uint64_t token, RdKafka::ErrorCode err);
-  void OnDeliveryAck(uint64_t token, RdKafka::ErrorCode err);
-  void OnDeadLetterAck(uint64_t token, RdKafka::ErrorCode err);
+  // Acknowledged (or dropped): out of memory, and reported to the owner.
+  void Settle(uint64_t token, PendingDelivery& d);
   size_t Forget(const std::vector<TopicPartitionId>& stores);
   void PushAck(const std::function<void(AckBatch&)>& add);
   // exactly_once: begins a transaction unless one is open. False (and txn_error_ set) if it
@@ -201,10 +217,9 @@ class Deliverer {
   bool fatal_reported_ = false;
   WarningThrottle warnings_;
 
+  const std::string dead_letter_topic_;
   TimingWheel wheel_;
   PendingDeliveries pending_;
-  std::map<uint64_t, DeadLetterPending> dead_letters_;
-  uint64_t next_dead_letter_id_ = 0;
   std::atomic<size_t> in_memory_{0};
 
   // exactly_once (delivery thread).
@@ -216,6 +231,8 @@ class Deliverer {
   Status transaction_error_;
   AckBatch transaction_acks_;  // acknowledged, not yet returned by PrepareCommit
   std::map<TopicPartitionId, RecordPosition> transaction_last_produced_;
+  // Survives aborts, not records: an entry goes when its record settles.
+  std::map<RecordKey, Refusal> refusals_;
 
   std::mutex acks_mu_;
   AckBatch acks_;  // guarded by acks_mu_

@@ -21,7 +21,7 @@ IngestDecision DecideIngest(const IncomingRecord& in, const std::string& default
   r.key = in.key;
   r.value = in.value;
   for (const auto& h : in.headers) {
-    if (!IsDelayControlHeader(h.name)) r.headers.push_back(h);
+    if (!IsDelayControlHeader(h.name) && !IsReservedHeader(h.name)) r.headers.push_back(h);
   }
   r.source_topic = in.topic;
   r.source_partition = in.partition;

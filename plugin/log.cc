@@ -39,6 +39,22 @@ std::string TimestampNow() {
   return buf;
 }
 
+// Appends message with every control byte written as \xNN: a record's header or topic name that
+// reaches a log line cannot end it and forge the next one.
+void AppendEscaped(std::string_view message, std::string* line) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (const char ch : message) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (byte >= 0x20 && byte != 0x7f) {
+      line->push_back(ch);
+      continue;
+    }
+    line->append("\\x");
+    line->push_back(kHex[byte >> 4]);
+    line->push_back(kHex[byte & 0xf]);
+  }
+}
+
 }  // namespace
 
 Result<LogLevel> ParseLogLevel(std::string_view text) {
@@ -56,7 +72,7 @@ void Logger::Log(LogLevel level, std::string_view message) {
   line += ' ';
   line += LevelName(level);
   line += ' ';
-  line += message;
+  AppendEscaped(message, &line);
   line += '\n';
   std::lock_guard<std::mutex> lock(mu_);
   size_t written = 0;

@@ -1,4 +1,5 @@
 // Logger: one human-readable line per notable event, "2026-11-22T16:20:01.123Z INFO  message",
+// with control bytes in the message escaped (\xNN) so that one event is always one line,
 // written to stderr (or a file descriptor given at construction) with a level filter.
 //
 // Thread-safety: Log() may be called from any thread (librdkafka's log callback runs on its

@@ -1,8 +1,9 @@
-// PendingDeliveries: the in-memory records the bridge has loaded and not yet seen
-// acknowledged, in a slab addressed by 64-bit tokens (slot index + generation). The token is
-// the timing wheel's payload and the producer's message opaque, so a late delivery report
-// for a record whose partition was revoked (slot freed, maybe reused) is recognised as stale
-// instead of touching the wrong record.
+// PendingDeliveries: every record the delivery thread holds and has not yet seen acknowledged
+// (deliveries loaded from the stores and records produced straight from ingest: dead letters and
+// exactly_once's delivered-behind records), in a slab addressed by 64-bit tokens (slot index +
+// generation). The token is the timing wheel's payload and the producer's message opaque, so a
+// late delivery report for a record whose partition was revoked (slot freed, maybe reused) is
+// recognised as stale instead of touching the wrong record.
 //
 // Thread-safety: none; the Deliverer's thread owns it.
 #pragma once
@@ -18,17 +19,27 @@
 
 namespace delaybridge::plugin {
 
+// What is produced for a pending record. A target that refuses a record for good (too large,
+// unknown topic, not authorized) moves it one form on; see docs/bridge.md, "Failures".
+enum class DeliveryForm {
+  kRecord,             // the record itself, to its target topic
+  kDeadLetter,         // the record with x-delay-error, to the dead-letter topic
+  kReducedDeadLetter,  // the dead letter without value and headers (ReduceDeadLetter)
+};
+
 struct PendingDelivery {
-  TopicPartitionId store;   // the partition store the record was loaded from
-  RecordPosition position;  // (effective deliver_at_ms, ordinal) in that store
-  DelayedRecord record;
-  uint32_t failed_attempts = 0;
-  TimerHandle timer;  // valid while waiting in the wheel
+  TopicPartitionId store;  // the partition store the record came from
+  // (effective deliver_at_ms, ordinal) of a record loaded from the store: it is acknowledged by
+  // position. Empty for one produced straight from ingest: acknowledged by its source offset.
+  std::optional<RecordPosition> position;
+  DelayedRecord record;  // in its current form
+  DeliveryForm form = DeliveryForm::kRecord;
+  uint32_t failed_attempts = 0;  // transient failures of the current form
+  TimerHandle timer;             // valid while waiting in the wheel
 };
 
 class PendingDeliveries {
  public:
-  // Tokens have bit 63 clear; the bridge uses bit 63 for dead-letter tokens.
   uint64_t Add(PendingDelivery delivery);
   // nullptr when the token is stale.
   PendingDelivery* Find(uint64_t token);
@@ -49,7 +60,7 @@ class PendingDeliveries {
     std::optional<PendingDelivery> delivery;
   };
   uint64_t TokenOf(uint32_t index) const {
-    return (static_cast<uint64_t>(slots_[index].generation & 0x7FFFFFFFu) << 32) | index;
+    return (static_cast<uint64_t>(slots_[index].generation) << 32) | index;
   }
 
   std::vector<Slot> slots_;

@@ -106,6 +106,23 @@ void RecordProducer::DeliveryReports::dr_cb(RdKafka::Message& message) {
   on_ack_(reinterpret_cast<uint64_t>(message.msg_opaque()), message.err());
 }
 
+bool IsPermanentProduceError(RdKafka::ErrorCode err) {
+  switch (err) {
+    case RdKafka::ERR_MSG_SIZE_TOO_LARGE:
+    case RdKafka::ERR_RECORD_LIST_TOO_LARGE:
+    case RdKafka::ERR_INVALID_RECORD:
+    case RdKafka::ERR_INVALID_TIMESTAMP:
+    case RdKafka::ERR_POLICY_VIOLATION:
+    case RdKafka::ERR__UNKNOWN_TOPIC:
+    case RdKafka::ERR__UNKNOWN_PARTITION:
+    case RdKafka::ERR_TOPIC_EXCEPTION:
+    case RdKafka::ERR_TOPIC_AUTHORIZATION_FAILED:
+      return true;
+    default:
+      return false;
+  }
+}
+
 RdKafka::ErrorCode RecordProducer::Produce(const DelayedRecord& record, int64_t timestamp_ms,
                                            uint64_t token) {
   RdKafka::Headers* headers = RdKafka::Headers::create();

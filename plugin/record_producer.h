@@ -37,6 +37,12 @@ struct ProducerTransactions {
   int timeout_ms = 10'000;  // transaction.timeout.ms: the broker aborts one open longer
 };
 
+// True when producing the same record again cannot succeed: the target refuses this record
+// (too large, invalid, against its policy) or cannot be written at all (unknown to the cluster
+// after librdkafka's metadata wait, an invalid name, not authorized). Anything else (a broker
+// away, a leader moving, a timeout) may pass.
+bool IsPermanentProduceError(RdKafka::ErrorCode err);
+
 class RecordProducer {
  public:
   // err is ERR_NO_ERROR when the broker acknowledged the record.

@@ -24,7 +24,7 @@ struct BridgeTestOptions {
   int delay_partitions = 8;
   int target_partitions = 6;
   std::string max_delay = "1h";
-  uint32_t max_record_bytes = 1024 * 1024;
+  uint32_t max_record_bytes = 1024 * 1024 - 1024;
   size_t max_preloaded_records = 1'000'000;
   bool kafka_stats = false;  // librdkafka statistics every 100 ms to kafka_stats_path()
 };

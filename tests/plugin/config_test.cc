@@ -278,5 +278,43 @@ TEST(ConfigTest, DescribeMasksSecrets) {
   EXPECT_NE(text.find("sasl.username: u"), std::string::npos) << text;
 }
 
+TEST(ConfigTest, SecretKafkaKeysAreEveryKeyOrTokenNotOnlyPasswords) {
+  for (const char* key : {"sasl.password", "ssl.key.password", "ssl.key.pem", "ssl.certificate.pem",
+                          "ssl.keystore.password", "ssl_key", "sasl.oauthbearer.extensions",
+                          "sasl.oauthbearer.client.secret", "sasl.oauthbearer.config",
+                          "sasl.jaas.config", "some.token", "ssl.ca.pem"}) {
+    EXPECT_TRUE(IsSecretKafkaKey(key)) << key;
+  }
+  for (const char* key : {"bootstrap.servers", "security.protocol", "sasl.mechanism",
+                          "sasl.username", "ssl.ca.location", "ssl.key.location",
+                          "message.max.bytes", "sasl.oauthbearer.token.endpoint.url"}) {
+    EXPECT_FALSE(IsSecretKafkaKey(key)) << key;
+  }
+}
+
+TEST(ConfigTest, MaxRecordBytesFitsInWhatTheProducerMaySend) {
+  const std::string base =
+      "kafka: {bootstrap.servers: b}\nroutes: {a: b}\ndead_letter_topic: dlq\n"
+      "storage: {dir: d}\n";
+  auto defaults = ParseConfig(base);
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(defaults->producer_message_max_bytes, 1'048'588);  // Kafka's max.message.bytes
+  EXPECT_EQ(defaults->max_record_bytes + kDeliveryFramingBytes, 1024u * 1024);
+
+  auto too_large = ParseConfig(base + "max_record_bytes: 1048576\n");
+  ASSERT_FALSE(too_large.ok());
+  EXPECT_NE(too_large.status().message().find(
+                "max_record_bytes: 1048576 does not fit in the producer's message.max.bytes "
+                "1048588 less 1024 bytes of framing"),
+            std::string::npos)
+      << too_large.status().ToString();
+
+  auto raised = ParseConfig(
+      "kafka: {bootstrap.servers: b, message.max.bytes: 4000000}\nroutes: {a: b}\n"
+      "dead_letter_topic: dlq\nstorage: {dir: d}\nmax_record_bytes: 3000000\n");
+  ASSERT_TRUE(raised.ok()) << raised.status().ToString();
+  EXPECT_EQ(raised->producer_message_max_bytes, 4'000'000);
+}
+
 }  // namespace
 }  // namespace delaybridge::plugin

@@ -1,7 +1,8 @@
 // Deliverer against librdkafka's mock cluster: records handed over are produced no earlier
 // than due and acknowledged back with their store and position; Release drops what is not yet
-// due; dead letters are acknowledged with their source offset; Stop waits for what is in
-// flight.
+// due; dead letters are acknowledged with their source offset; a record refused for good moves
+// to its dead letter, then to the reduced dead letter, then is dropped, never retried forever;
+// Stop waits for what is in flight.
 #include "plugin/deliverer.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "plugin/dead_letter.h"
 #include "tests/support/test_clients.h"
 #include "tests/support/test_cluster.h"
 
@@ -46,6 +48,13 @@ class DelivererTest : public ::testing::Test {
     cluster_ = std::move(cluster).value();
     ASSERT_TRUE(cluster_->CreateTopic(kTarget, 2).ok());
     ASSERT_TRUE(cluster_->CreateTopic(kDeadLetters, 1).ok());
+    StartDeliverer({});
+  }
+
+  // (Re)starts the Deliverer with these producer properties besides bootstrap.servers.
+  void StartDeliverer(std::map<std::string, std::string> kafka) {
+    if (deliverer_) deliverer_->Stop(5000);
+    kafka["bootstrap.servers"] = cluster_->bootstrap();
     Deliverer::Callbacks callbacks;
     callbacks.on_acks = [this] {
       std::lock_guard<std::mutex> lock(mu_);
@@ -57,8 +66,7 @@ class DelivererTest : public ::testing::Test {
       fatal_ = s.ToString();
     };
     auto deliverer =
-        Deliverer::Start({{{"bootstrap.servers", cluster_->bootstrap()}}, 1, nullptr, {}, 0},
-                         logger_, clock_, callbacks);
+        Deliverer::Start({kafka, 1, nullptr, {}, 0, kDeadLetters}, logger_, clock_, callbacks);
     ASSERT_TRUE(deliverer.ok()) << deliverer.status().ToString();
     deliverer_ = std::move(deliverer).value();
   }
@@ -170,12 +178,69 @@ TEST_F(DelivererTest, ReleaseDropsTheStoresRecordsOnly) {
 
 TEST_F(DelivererTest, DeadLettersAreAcknowledgedWithTheirSourceOffset) {
   DelayedRecord letter = Record(kDeadLetters, 7, 0);
-  deliverer_->DeadLetter(kStoreB, 7, std::move(letter));
+  deliverer_->ProduceNow(kStoreB, std::move(letter), DeliveryForm::kDeadLetter);
   AckBatch acks = AwaitAcks(0, 1);
   ASSERT_EQ(acks.dead_lettered.size(), 1u);
   EXPECT_EQ(acks.dead_lettered[0].store, kStoreB);
   EXPECT_EQ(acks.dead_lettered[0].source_offset, 7);
   EXPECT_EQ(Consume(kDeadLetters, 1, 1).size(), 1u);
+}
+
+// librdkafka refuses a record over message.max.bytes before it leaves, as a broker refuses one
+// over max.message.bytes after: both are permanent, and both take the same path.
+TEST_F(DelivererTest, ARecordItsTargetRefusesGoesToTheDeadLetterTopicReducedIfNeeded) {
+  StartDeliverer({{"message.max.bytes", "4000"}});
+  const int64_t now_ms = clock_.now_ms();
+  DelayedRecord small = Record(kTarget, 1, now_ms);
+  DelayedRecord large = Record(kTarget, 2, now_ms);
+  large.value = std::string(5000, 'v');
+  std::vector<DueRecord> due;
+  due.push_back(DueRecord{kStoreA, RecordPosition{now_ms, 0}, small});
+  due.push_back(DueRecord{kStoreA, RecordPosition{now_ms, 1}, large});
+  deliverer_->Schedule(std::move(due));
+
+  // Both settle by position: the refused one is finished once its dead letter is acknowledged.
+  AckBatch acks = AwaitAcks(2, 0);
+  ASSERT_EQ(acks.delivered.size(), 2u);
+  EXPECT_EQ(deliverer_->in_memory(), 0u);
+  EXPECT_EQ(Consume(kTarget, 2, 1).size(), 1u);
+  const std::vector<TestRecord> letters = Consume(kDeadLetters, 1, 1);
+  ASSERT_EQ(letters.size(), 1u);
+  const TestRecord& letter = letters[0];
+  EXPECT_EQ(letter.key, "key-2");
+  EXPECT_EQ(letter.value, std::nullopt);
+  EXPECT_EQ(letter.Header("trace"), std::nullopt);
+  EXPECT_EQ(letter.Header("x-delay-source"), "delayed/0/2");
+  const std::string error = letter.Header("x-delay-error").value_or("");
+  EXPECT_NE(error.find("delivery: deliverer.target refused delayed/0/2: Broker: Message size too "
+                       "large; dead letter: Broker: Message size too large; value and headers "
+                       "dropped"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(letter.Header("x-delay-original-bytes"), "5012");  // key, value, "trace" header
+
+  const DeliveryStats stats = deliverer_->TakeStats();
+  EXPECT_EQ(stats.delivered, 1u);
+  EXPECT_EQ(stats.refused, 1u);
+  EXPECT_EQ(stats.reduced, 1u);
+  EXPECT_EQ(stats.dropped, 0u);
+}
+
+TEST_F(DelivererTest, ADeadLetterThatFitsNowhereIsDroppedNotRetriedForever) {
+  StartDeliverer({{"message.max.bytes", "1000"}});  // librdkafka's smallest
+  DelayedRecord letter = Record(kDeadLetters, 7, 0);
+  letter.key = std::string(kReducedKeyMaxBytes, 'k');  // kept in the reduced letter: too large
+  letter.value = std::string(2000, 'v');
+  deliverer_->ProduceNow(kStoreB, std::move(letter), DeliveryForm::kDeadLetter);
+
+  AckBatch acks = AwaitAcks(0, 1);
+  ASSERT_EQ(acks.dead_lettered.size(), 1u);
+  EXPECT_EQ(acks.dead_lettered[0].source_offset, 7);
+  EXPECT_EQ(deliverer_->in_memory(), 0u);
+  const DeliveryStats stats = deliverer_->TakeStats();
+  EXPECT_EQ(stats.reduced, 1u);
+  EXPECT_EQ(stats.dropped, 1u);
+  EXPECT_EQ(stats.in_wheel, 0u);  // nothing left to retry
 }
 
 TEST_F(DelivererTest, StopWaitsForWhatIsInFlightAndIsIdempotent) {

@@ -1,6 +1,7 @@
 // Ingest decisions and dead letters: an accepted record keeps key, value and every header but
-// the three delay headers; every rejected one becomes a dead letter carrying the original
-// record and the reason.
+// the three delay headers and the ones only the bridge sets; every rejected one becomes a dead
+// letter carrying the original record and the reason; a dead letter that cannot be produced
+// whole is reduced to what identifies it.
 #include "plugin/ingest.h"
 
 #include <gtest/gtest.h>
@@ -29,13 +30,17 @@ IncomingRecord Incoming(std::vector<RecordHeader> headers) {
   return in;
 }
 
-TEST(IngestTest, AcceptedRecordDropsOnlyTheDelayHeaders) {
+// A producer's own x-delay-source would come first in the delivery, so a consumer
+// de-duplicating on it could be made to drop another record.
+TEST(IngestTest, AcceptedRecordDropsTheDelayHeadersAndTheBridgesOwn) {
   const IncomingRecord in = Incoming({{"trace", "t1"},
                                       {"x-delay", "2000"},
                                       {"x-target-topic", "orders"},
                                       {"x-deliver-at", std::to_string(kNow + 3000)},
                                       {"null", std::nullopt},
-                                      {"x-delay-source", "keep-me"}});
+                                      {"x-delay-source", "delayed/0/1"},
+                                      {"x-delay-error", "forged"},
+                                      {"x-delay-original-bytes", "1"}});
   IngestDecision d = DecideIngest(in, "delivered", Policy(), kNow);
   ASSERT_TRUE(std::holds_alternative<Accepted>(d)) << std::get<Rejected>(d).reason;
   const Accepted& a = std::get<Accepted>(d);
@@ -43,8 +48,7 @@ TEST(IngestTest, AcceptedRecordDropsOnlyTheDelayHeaders) {
   EXPECT_EQ(a.record.requested_deliver_at_ms, kNow + 3000);
   EXPECT_EQ(a.record.key, std::optional<std::string>("k"));
   EXPECT_EQ(a.record.value, std::optional<std::string>("v"));
-  const std::vector<RecordHeader> kept = {
-      {"trace", "t1"}, {"null", std::nullopt}, {"x-delay-source", "keep-me"}};
+  const std::vector<RecordHeader> kept = {{"trace", "t1"}, {"null", std::nullopt}};
   EXPECT_EQ(a.record.headers, kept);
   EXPECT_EQ(a.record.SourceId(), "delayed/3/42");
   EXPECT_EQ(a.record.source_timestamp_ms, kNow - 500);
@@ -94,7 +98,8 @@ TEST(IngestTest, RecordWithoutTimestampCountsDelayFromNow) {
 }
 
 TEST(DeadLetterTest, KeepsTheOriginalAndAddsTheReason) {
-  IncomingRecord in = Incoming({{"x-delay", "soon"}, {"trace", "t"}});
+  IncomingRecord in = Incoming(
+      {{"x-delay", "soon"}, {"x-delay-error", "forged"}, {"trace", "t"}, {"x-delay-source", "a"}});
   in.key.reset();
   const DelayedRecord dl = MakeDeadLetter(in, "x-delay: bad", "delayed.dlq");
   EXPECT_EQ(dl.target_topic, "delayed.dlq");
@@ -104,6 +109,39 @@ TEST(DeadLetterTest, KeepsTheOriginalAndAddsTheReason) {
       {"x-delay", "soon"}, {"trace", "t"}, {"x-delay-error", "x-delay: bad"}};
   EXPECT_EQ(dl.headers, headers);
   EXPECT_EQ(dl.SourceId(), "delayed/3/42");
+}
+
+TEST(DeadLetterTest, OfADeliveryNamesTheRefusal) {
+  DelayedRecord record;
+  record.target_topic = "orders";
+  record.key = "k";
+  record.value = "v";
+  record.headers = {{"trace", "t"}};
+  const DelayedRecord dl = DeadLetterOfDelivery(record, "delivery: orders refused it", "dlq");
+  EXPECT_EQ(dl.target_topic, "dlq");
+  EXPECT_EQ(dl.value, record.value);
+  const std::vector<RecordHeader> headers = {{"trace", "t"},
+                                             {"x-delay-error", "delivery: orders refused it"}};
+  EXPECT_EQ(dl.headers, headers);
+}
+
+TEST(DeadLetterTest, ReducedKeepsWhatIdentifiesTheRecord) {
+  IncomingRecord in = Incoming({{"x-delay", "soon"}, {"trace", "t"}});
+  in.value = std::string(100, 'v');
+  const DelayedRecord dl = MakeDeadLetter(in, "x-delay: bad", "dlq");
+  const DelayedRecord reduced = ReduceDeadLetter(dl, "dead letter: too large");
+  EXPECT_EQ(reduced.target_topic, "dlq");
+  EXPECT_EQ(reduced.key, std::optional<std::string>("k"));
+  EXPECT_FALSE(reduced.value.has_value());
+  EXPECT_EQ(reduced.SourceId(), "delayed/3/42");
+  // key 1 + value 100 + "x-delay" "soon" 11 + "trace" "t" 6; not the bridge's x-delay-error.
+  const std::vector<RecordHeader> headers = {
+      {"x-delay-error", "x-delay: bad; dead letter: too large; value and headers dropped"},
+      {"x-delay-original-bytes", "118"}};
+  EXPECT_EQ(reduced.headers, headers);
+
+  in.key = std::string(kReducedKeyMaxBytes + 1, 'k');
+  EXPECT_FALSE(ReduceDeadLetter(MakeDeadLetter(in, "r", "dlq"), "r2").key.has_value());
 }
 
 }  // namespace
