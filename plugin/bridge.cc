@@ -552,6 +552,11 @@ void Bridge::Preload() {
         });
     deliverer_->Schedule(std::move(due));
     if (!result.ok()) return Fail(result.status());
+    if (!result->retry.ok()) {
+      ++preload_retries_;
+      warnings_.Warn("preload " + id.ToString() + ": " + result->retry.ToString() +
+                     " (read again in " + std::to_string(kPreloadIntervalMs) + " ms)");
+    }
   }
 }
 
@@ -613,6 +618,7 @@ void Bridge::LogStats() {
       std::to_string(delivery_refused_) + " dead_letters_reduced=" +
       std::to_string(dead_letters_reduced_) + " dead_letters_dropped=" +
       std::to_string(dead_letters_dropped_) + " corrupt=" + std::to_string(corrupt_records_) +
+      " preload_retries=" + std::to_string(preload_retries_) +
       " in_memory=" + std::to_string(d.in_memory) + " in_wheel=" + std::to_string(d.in_wheel) +
       " in_flight=" + std::to_string(d.in_flight) + " stores=" + std::to_string(stores_.size()) +
       " | lateness at produce: " + LatenessSummaryMs(d.lateness_at_produce) +

@@ -168,6 +168,7 @@ class Bridge final : public RebalanceListener {
   uint64_t dead_letters_reduced_ = 0;
   uint64_t dead_letters_dropped_ = 0;
   uint64_t corrupt_records_ = 0;
+  uint64_t preload_retries_ = 0;  // walks stopped at a second unreadable for now
 
   bool group_commit_in_flight_ = false;
   bool consumption_paused_ = false;  // in-memory records reached max_preloaded_records

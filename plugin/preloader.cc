@@ -7,15 +7,22 @@ namespace delaybridge::plugin {
 
 namespace {
 
-// Loads one second's chain into the tracker and on_record.
-void LoadSecond(PartitionStore& store, int64_t second,
+// Loads one second's chain into the tracker and on_record. False: the second could not be read
+// for now (result->retry says why) and nothing of it was loaded.
+bool LoadSecond(PartitionStore& store, int64_t second,
                 const std::function<void(RecordPosition, DelayedRecord&&)>& on_record,
                 const std::function<void(const std::string&)>& on_corrupt, PreloadResult* result) {
   std::vector<storage::StoredRecord> records;
   if (Status s = store.log().ReadSecond(second, &records); !s.ok()) {
-    // The good records of the chain are still in `records`; the bad one is reported.
+    const Status read = s.WithContext("read second " + std::to_string(second));
+    if (s.code() != Status::Code::kCorruption) {
+      result->retry = read;
+      return false;
+    }
+    // Verified damage: the good records of the chain are still in `records`; the bad one is
+    // reported and skipped.
     ++result->corrupt;
-    on_corrupt(s.WithContext("read second " + std::to_string(second)).ToString());
+    on_corrupt(read.ToString());
   }
   for (auto& stored : records) {
     const RecordPosition position{stored.deliver_at_ms, stored.ordinal};
@@ -33,6 +40,7 @@ void LoadSecond(PartitionStore& store, int64_t second,
     on_record(position, std::move(decoded).value());
     ++result->loaded;
   }
+  return true;
 }
 
 }  // namespace
@@ -44,13 +52,17 @@ Result<PreloadResult> PreloadStore(
   PreloadResult result;
   while (store.preloaded_until_second() < horizon_second && result.loaded < budget) {
     auto next = store.log().NextNonEmptySecond(store.preloaded_until_second(), horizon_second);
+    if (!next.ok() && next.status().code() != Status::Code::kCorruption) {
+      result.retry = next.status().WithContext("find the next second");
+      break;
+    }
     if (!next.ok()) return next.status().WithContext("preload " + store.id().ToString());
     if (!next->has_value()) {
       store.set_preloaded_until_second(horizon_second);  // nothing more before the horizon
       break;
     }
     const int64_t second = **next;
-    LoadSecond(store, second, on_record, on_corrupt, &result);
+    if (!LoadSecond(store, second, on_record, on_corrupt, &result)) break;
     store.set_preloaded_until_second(second + 1);
   }
   return result;

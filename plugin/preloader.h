@@ -22,14 +22,19 @@ namespace delaybridge::plugin {
 struct PreloadResult {
   size_t loaded = 0;   // records handed to on_record
   size_t corrupt = 0;  // records skipped because they failed a check (each reported)
+  // Not ok: a second could not be read for a reason that may pass (out of descriptors, an I/O
+  // error, a full disk while flushing the hour's buffer). The walk stopped before that second;
+  // the next walk reads it again.
+  Status retry;
 };
 
 // Loads seconds [store.preloaded_until_second(), horizon_second) while fewer than budget
 // records were loaded (the last second is loaded whole, so budget can be exceeded by one
 // second's records). Each loaded record joins the store's tracker, then on_record is called.
-// on_corrupt is called with a message for every record that cannot be read or decoded.
-// Advances store.preloaded_until_second(). Returns an error only when the store cannot be
-// walked at all.
+// on_corrupt is called with a message for every record that fails a check (verified damage:
+// only those are ever skipped, so a checkpoint never passes a record that is merely unreadable
+// for now). Advances store.preloaded_until_second() past the seconds loaded. Returns an error
+// only when the store cannot be walked at all.
 Result<PreloadResult> PreloadStore(
     PartitionStore& store, int64_t horizon_second, size_t budget,
     const std::function<void(RecordPosition, DelayedRecord&&)>& on_record,

@@ -5,6 +5,8 @@
 #include "plugin/partition_store.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -65,6 +67,9 @@ class PartitionStoreTest : public ::testing::Test {
         [&offsets](RecordPosition, DelayedRecord&& r) { offsets.push_back(r.source_offset); },
         [](const std::string& what) { ADD_FAILURE() << what; });
     EXPECT_TRUE(result.ok()) << result.status().ToString();
+    if (result.ok()) {
+      EXPECT_TRUE(result->retry.ok()) << result->retry.ToString();
+    }
     return offsets;
   }
 
@@ -170,6 +175,41 @@ TEST_F(PartitionStoreTest, PreloadBudgetStopsAfterAWholeSecond) {
   EXPECT_EQ(Preload(*store, now / 1000 + 5, 2), (std::vector<int64_t>{0, 1, 2}));
   EXPECT_EQ(store->preloaded_until_second(), now / 1000 + 2);
   EXPECT_EQ(Preload(*store, now / 1000 + 5, 2), (std::vector<int64_t>{3}));
+}
+
+// Out of descriptors (or any I/O error) is not damage: skipping the second would let the
+// checkpoint pass its records and retention delete them.
+TEST_F(PartitionStoreTest, PreloaderRetriesASecondItCannotReadForNowAndSkipsNothing) {
+  const int64_t now = kHourStartMs;
+  {
+    auto store = Open(now);
+    Append(*store, 1, now + 1000, now);
+    Append(*store, 2, now + 2000, now);
+    ASSERT_TRUE(store->Sync().ok());
+  }
+  auto store = Open(now);  // the hour is closed: reading it opens its files
+  const int64_t preloaded_until = store->preloaded_until_second();
+  rlimit saved;
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  const int lowest_free = ::dup(0);
+  ASSERT_GE(lowest_free, 0);
+  ::close(lowest_free);
+  rlimit exhausted = saved;
+  exhausted.rlim_cur = static_cast<rlim_t>(lowest_free);  // the next open fails with EMFILE
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &exhausted), 0);
+  std::vector<int64_t> loaded;
+  auto result = PreloadStore(
+      *store, now / 1000 + 5, 1'000'000,
+      [&loaded](RecordPosition, DelayedRecord&& r) { loaded.push_back(r.source_offset); },
+      [](const std::string& what) { ADD_FAILURE() << "reported as damage: " << what; });
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_FALSE(result->retry.ok());
+  EXPECT_NE(result->retry.message().find("Too many open files"), std::string::npos)
+      << result->retry.ToString();
+  EXPECT_TRUE(loaded.empty());
+  EXPECT_EQ(store->preloaded_until_second(), preloaded_until);  // nothing passed
+  EXPECT_EQ(Preload(*store, now / 1000 + 5), (std::vector<int64_t>{1, 2}));
 }
 
 TEST_F(PartitionStoreTest, RestartSkipsWhatWasDeliveredAndKeepsTheRest) {
