@@ -56,6 +56,8 @@ struct DelayLogStore::Impl {
   Result<std::unique_ptr<PendingSync>> BeginSync();
   Status FinishSync(const PendingSync& sync);
   Status SyncParked();
+  // A BeginSync that failed part-way: the hours it started are dirty again.
+  void AbortStartedSyncs();
   uint64_t EntriesOf(int64_t epoch_hour) const;
 };
 
@@ -66,7 +68,10 @@ Result<std::unique_ptr<PendingSync>> DelayLogStore::Impl::BeginSync() {
     for (auto& [hour, appender] : *hours_map) {
       if (!appender->dirty()) continue;
       Status s = appender->StartSync(&sync->files_);
-      if (!s.ok()) return s.WithContext("sync hour " + HourName(hour));
+      if (!s.ok()) {
+        AbortStartedSyncs();
+        return s.WithContext("sync hour " + HourName(hour));
+      }
     }
   }
   if (dir_dirty) {
@@ -77,6 +82,14 @@ Result<std::unique_ptr<PendingSync>> DelayLogStore::Impl::BeginSync() {
   sync->id_ = ++syncs_begun;
   sync_in_flight = sync->id_;
   return sync;
+}
+
+void DelayLogStore::Impl::AbortStartedSyncs() {
+  for (auto* hours_map : {&open, &parked}) {
+    for (auto& [hour, appender] : *hours_map) {
+      if (appender->sync_in_flight()) appender->AbortSync();
+    }
+  }
 }
 
 Status DelayLogStore::Impl::FinishSync(const PendingSync& sync) {
@@ -337,10 +350,11 @@ Result<std::unique_ptr<PendingSync>> DelayLogStore::BeginSync() {
     return Status::FailedPrecondition("store " + impl_->options.dir +
                                       " already has a sync in flight; FinishSync it first");
   }
-  Result<std::unique_ptr<PendingSync>> sync = impl_->BeginSync();
-  // A failed write may have left part of a buffer in the file: nothing is claimed durable again.
-  if (!sync.ok()) impl_->sync_failure = sync.status();
-  return sync;
+  // Nothing was fdatasynced yet, and writes are positional: what a failed write (a full disk)
+  // left part of in a file is written whole by the next sync, and what it could not write is
+  // still buffered. So a failed BeginSync leaves the store usable; only a failed fdatasync
+  // (FinishSync) may have lost pages, and makes it unusable.
+  return impl_->BeginSync();
 }
 
 Status DelayLogStore::FinishSync(std::unique_ptr<PendingSync> sync, const Status& run_status) {

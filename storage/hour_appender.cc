@@ -71,12 +71,16 @@ Result<uint32_t> HourAppender::Append(int64_t deliver_at_ms, std::string_view pa
   char header_bytes[kRecordHeaderSize];
   EncodeRecordHeader(header, header_bytes);
   std::string_view header_view(header_bytes, kRecordHeaderSize);
+  const bool bypass = kRecordHeaderSize + payload.size() > kWriteBufferBytes;
+  if (bypass || data_buffer_.size() >= kWriteBufferBytes ||
+      index_buffer_.size() >= kIndexBufferBytes) {
+    // Room first: a buffer that cannot be written refuses the record before it is half added.
+    if (Status s = Flush(); !s.ok()) return s;
+  }
   uint64_t log_offset = data_bytes_;
-  if (kRecordHeaderSize + payload.size() > kWriteBufferBytes) {
+  if (bypass) {
     // Large records bypass the buffer so it never grows past its bound.
-    Status s = Flush();
-    if (s.ok()) s = data_.WriteAt2(data_written_, header_view, payload);
-    if (!s.ok()) return s;
+    if (Status s = data_.WriteAt2(data_written_, header_view, payload); !s.ok()) return s;
     data_written_ += kRecordHeaderSize + payload.size();
   } else {
     data_buffer_.append(header_view).append(payload);
@@ -93,11 +97,6 @@ Result<uint32_t> HourAppender::Append(int64_t deliver_at_ms, std::string_view pa
   cell.count += 1;
   entries_ += 1;
   dirty_ = true;
-
-  if (data_buffer_.size() >= kWriteBufferBytes || index_buffer_.size() >= kIndexBufferBytes) {
-    Status s = Flush();
-    if (!s.ok()) return s;
-  }
   return ordinal;
 }
 
@@ -151,6 +150,12 @@ Status HourAppender::FinishSync() {
   if (pending_heads_ == nullptr) return Status::Ok();
   std::unique_ptr<HeadsSlot> slot = std::move(pending_heads_);
   return SaveHeads(*slot);
+}
+
+void HourAppender::AbortSync() {
+  dirty_ = true;
+  sync_in_flight_ = false;
+  pending_heads_.reset();
 }
 
 Status HourAppender::Park() {

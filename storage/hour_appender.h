@@ -34,6 +34,8 @@ class HourAppender {
                                                       const HourState& state);
 
   // Appends one record; returns its ordinal in its second. deliver_at_ms must be in this hour.
+  // On error nothing was appended (full buffers are written before, never after, a record
+  // joins them), so the caller may try the same record again, e.g. once a full disk has room.
   Result<uint32_t> Append(int64_t deliver_at_ms, std::string_view payload);
 
   // write()s the buffers, data first.
@@ -48,6 +50,9 @@ class HourAppender {
   // FinishSync (owner thread, after every fdatasync of that sync succeeded) saves that snapshot.
   Status StartSync(std::vector<PosixFile>* files);
   Status FinishSync();
+  // Undoes a StartSync whose sync will not run (another hour could not start): the hour is dirty
+  // again, for the next sync, and its snapshot is dropped.
+  void AbortSync();
   bool sync_in_flight() const { return sync_in_flight_; }
   // Flushes, syncs data and index (also when a sync of them is in flight elsewhere: the table
   // saved next must not wait for it), saves the head table: the hour may then be forgotten.
