@@ -27,6 +27,8 @@ constexpr int64_t kSlowSyncMs = 100;            // a store sync this slow is wor
 constexpr int64_t kAfterRollbackMs = 1000;      // the next cut after an aborted transaction
 constexpr int kMaxRollbacks = 20;        // aborted transactions in a row before the bridge gives up
 constexpr int64_t kNotExactRetryMs = 5;  // a cut put off: the due record is on its way
+constexpr int64_t kHeldRetryMinMs = 100;    // held records: first retry of the store
+constexpr int64_t kHeldRetryMaxMs = 5'000;  // held records: back-off cap
 
 std::string PositionString(RecordPosition p) {
   return std::to_string(p.deliver_at_ms) + "/" + std::to_string(p.ordinal);
@@ -55,6 +57,7 @@ Bridge::Bridge(const BridgeConfig& config, std::string bootstrap_servers, Logger
       transaction_timer_(io_),
       stats_timer_(io_),
       safety_poll_timer_(io_),
+      held_retry_timer_(io_),
       warnings_(logger, clock),
       disk_(io_) {
   policy_.delay.max_delay_ms = config_.max_delay_ms;
@@ -90,8 +93,8 @@ Status Bridge::Start() {
   };
   const std::string instance_id =
       config_.group_instance_id.value_or(DefaultGroupInstanceId(config_.storage_dir));
-  Deliverer::Options delivery{kafka, config_.tick_ms, kafka_stats_.get(), {}, 0,
-                              config_.dead_letter_topic};
+  Deliverer::Options delivery{kafka, config_.tick_ms,          kafka_stats_.get(), {},
+                              0,     config_.dead_letter_topic};
   delivery.kafka["message.max.bytes"] = std::to_string(config_.producer_message_max_bytes);
   if (config_.exactly_once()) {
     // Stable per instance, so a restart fences its previous incarnation (KIP-98); fencing an
@@ -191,9 +194,10 @@ void Bridge::ArmConsumerWakeup() {
 // Records accepted for a second that is already preloaded go to memory at once, so a backlog
 // of overdue records (after downtime) could fill memory faster than deliveries drain it.
 // Consumption pauses at max_preloaded_records in memory and resumes below half of it.
+// Consumption also pauses while records a store could not take wait (HoldRecord).
 void Bridge::ApplyBackpressure() {
   const size_t in_memory = deliverer_->in_memory();
-  const bool pause = in_memory >= config_.max_preloaded_records;
+  const bool pause = in_memory >= config_.max_preloaded_records || !held_.empty();
   const bool resume = consumption_paused_ && in_memory < config_.max_preloaded_records / 2;
   if (!pause && !resume) return;
   // Pausing again is harmless and covers partitions assigned since the last pause.
@@ -204,6 +208,8 @@ void Bridge::ApplyBackpressure() {
   if (pause == consumption_paused_) return;
   consumption_paused_ = pause;
   logger_.Info(std::string(pause ? "pausing" : "resuming") + " consumption: " +
+               (held_.empty() ? std::string()
+                              : std::to_string(held_.size()) + " records waiting for a store, ") +
                std::to_string(in_memory) + " records in memory (wheel.max_preloaded_records=" +
                std::to_string(config_.max_preloaded_records) + ")");
 }
@@ -216,12 +222,18 @@ void Bridge::DrainConsumer() {
   // A rollback in a rebalance callback served by Poll moved reading back: these were fetched
   // before it, and ingesting them would make the records read again look fetched twice.
   if (rollbacks_ != reloads) records.clear();
+  consumed_ += records.size();
   std::vector<DueRecord> due;
-  for (const auto& record : records) {
+  for (auto& record : records) {
     // After a failure nothing more is ingested: a record after a failed one must not move the
     // store's marker or the partition's progress past it.
     if (exit_code_ != 0) break;
-    Ingest(record, &due);
+    // Behind a held record, in order (consumption is paused, but a fetched batch may still come).
+    if (!held_.empty()) {
+      held_.push_back(std::move(record));
+      continue;
+    }
+    if (Status s = Ingest(record, &due); !s.ok()) HoldRecord(std::move(record), s);
   }
   deliverer_->Schedule(std::move(due));
   if (consumer_->fatal()) return Fail(Status::Unavailable("the consumer hit a fatal error"));
@@ -233,29 +245,80 @@ void Bridge::DrainConsumer() {
   }
 }
 
-void Bridge::Ingest(const IncomingRecord& in, std::vector<DueRecord>* due) {
-  ++consumed_;
+void Bridge::HoldRecord(IncomingRecord record, const Status& why) {
+  ++append_failures_;
+  held_.push_back(std::move(record));
+  if (held_.size() > 1) return;  // the retry is armed
+  held_since_ms_ = clock_.now_ms();
+  held_retry_ms_ = kHeldRetryMinMs;
+  logger_.Warn(why.ToString() + ": pausing consumption until the store takes records again " +
+               "(deliveries go on; retrying with back-off up to " +
+               std::to_string(kHeldRetryMaxMs) + " ms)");
+  ApplyBackpressure();
+  ScheduleHeldRetry();
+}
+
+void Bridge::ScheduleHeldRetry() {
+  held_retry_timer_.expires_after(milliseconds(held_retry_ms_));
+  held_retry_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) RetryHeldRecords();
+  });
+}
+
+void Bridge::RetryHeldRecords() {
+  if (stopping_ || held_.empty()) return;
+  std::vector<DueRecord> due;
+  while (!held_.empty() && exit_code_ == 0) {
+    if (Status s = Ingest(held_.front(), &due); !s.ok()) {
+      ++append_failures_;
+      held_retry_ms_ = std::min(2 * held_retry_ms_, kHeldRetryMaxMs);
+      warnings_.Warn(s.ToString() + ": " + std::to_string(held_.size()) +
+                     " records wait, consumption paused; retrying in " +
+                     std::to_string(held_retry_ms_) + " ms");
+      ScheduleHeldRetry();
+      break;
+    }
+    held_.pop_front();
+  }
+  deliverer_->Schedule(std::move(due));
+  if (!held_.empty()) return;
+  logger_.Info("the stores take records again after " +
+               std::to_string(clock_.now_ms() - held_since_ms_) + " ms: resuming consumption");
+  ApplyBackpressure();
+  DrainConsumer();
+}
+
+void Bridge::DropHeldRecords(const std::vector<TopicPartitionId>& partitions) {
+  // Not committed: whoever reads these partitions next reads them again.
+  std::erase_if(held_, [&partitions](const IncomingRecord& r) {
+    return std::find(partitions.begin(), partitions.end(),
+                     TopicPartitionId{r.topic, r.partition}) != partitions.end();
+  });
+  if (held_.empty()) held_retry_timer_.cancel();
+}
+
+Status Bridge::Ingest(const IncomingRecord& in, std::vector<DueRecord>* due) {
   auto it = stores_.find(TopicPartitionId{in.topic, in.partition});
   if (it == stores_.end()) {
     // A record fetched just before its partition was revoked; its offset is not committed,
     // so the partition's new owner reads it again.
     logger_.Warn("ignoring " + in.topic + "/" + std::to_string(in.partition) + "/" +
                  std::to_string(in.offset) + ": partition not assigned");
-    return;
+    return Status::Ok();
   }
   PartitionStore& store = *it->second;
   if (auto last = store.offsets().last_added(); last && in.offset <= *last) {
     // Fetched again in this run: librdkafka resumes a paused partition from the last stored
     // offset (auto store is off), not from the last record it returned.
     ++refetched_;
-    return;
+    return Status::Ok();
   }
   if (auto below = store.stored_below(); below && in.offset < *below) {
     // Stored before a crash whose offset commit was lost: storing it again would deliver twice.
     ++already_stored_;
     store.offsets().AddSettled(in.offset);
     store.progress().AddFinished(in.offset);
-    return;
+    return Status::Ok();
   }
   const int64_t now_ms = clock_.now_ms();
   IngestDecision decision = DecideIngest(in, config_.routes.at(in.topic), policy_, now_ms);
@@ -267,18 +330,19 @@ void Bridge::Ingest(const IncomingRecord& in, std::vector<DueRecord>* due) {
     ++already_finished_;
     store.offsets().AddSettled(in.offset);
     store.progress().AddFinished(in.offset);
-    return;
+    return Status::Ok();
   }
   if (rejected && store.FinishedRejected(in.offset)) {
     ++already_finished_;  // dead-lettered by the previous owner
     store.offsets().AddSettled(in.offset);
     store.progress().AddFinished(in.offset);
-    return;
+    return Status::Ok();
   }
   if (rejected) return DeadLetter(store, in, rejected->reason);
   auto& accepted = std::get<Accepted>(decision);
   if (store.Behind(accepted.record.requested_deliver_at_ms)) {
-    return DeliverBehind(store, in, std::move(accepted.record));
+    DeliverBehind(store, in, std::move(accepted.record));
+    return Status::Ok();
   }
   auto appended = store.Append(accepted.record, accepted.encoded, now_ms);
   if (!appended.ok() && appended.status().code() == Status::Code::kInvalidArgument) {
@@ -287,22 +351,30 @@ void Bridge::Ingest(const IncomingRecord& in, std::vector<DueRecord>* due) {
       ++already_finished_;  // dead-lettered by the previous owner
       store.offsets().AddSettled(in.offset);
       store.progress().AddFinished(in.offset);
-      return;
+      return Status::Ok();
     }
     return DeadLetter(store, in, "record: " + appended.status().message());
   }
+  if (!appended.ok() && appended.status().code() == Status::Code::kFailedPrecondition) {
+    // The store cannot be used any more (a failed fdatasync): only a reopen recovers it. Not
+    // committed, so nothing is lost: the record is read again after the restart.
+    Fail(appended.status().WithContext("append " + accepted.record.SourceId()));
+    return Status::Ok();
+  }
   if (!appended.ok()) {
-    // Not committed, so nothing is lost: the record is read again after a restart.
-    return Fail(appended.status().WithContext("append " + accepted.record.SourceId()));
+    // A full disk, out of descriptors: nothing was appended, the record waits (HoldRecord).
+    return appended.status().WithContext("append " + accepted.record.SourceId() + " to store " +
+                                         store.id().ToString());
   }
   ++stored_;
   if (const std::optional<RecordPosition>& position = *appended) {
     due->push_back(DueRecord{store.id(), *position, std::move(accepted.record)});
   }
+  return Status::Ok();
 }
 
-void Bridge::DeadLetter(PartitionStore& store, const IncomingRecord& in,
-                        const std::string& reason) {
+Status Bridge::DeadLetter(PartitionStore& store, const IncomingRecord& in,
+                          const std::string& reason) {
   ++dead_lettered_;
   store.offsets().AddDeadLettered(in.offset);
   store.progress().AddDeadLetter(in.offset);
@@ -310,6 +382,7 @@ void Bridge::DeadLetter(PartitionStore& store, const IncomingRecord& in,
   logger_.Warn("dead letter " + letter.SourceId() + " -> " + config_.dead_letter_topic + ": " +
                reason);
   deliverer_->ProduceNow(store.id(), std::move(letter), DeliveryForm::kDeadLetter);
+  return Status::Ok();
 }
 
 void Bridge::DeliverBehind(PartitionStore& store, const IncomingRecord& in, DelayedRecord record) {
@@ -326,7 +399,12 @@ void Bridge::GroupCommit() {
   for (auto& [id, store] : stores_) {
     if (!store->needs_sync()) continue;
     auto begun = store->BeginSync();
-    if (!begun.ok()) return Fail(begun.status());
+    if (!begun.ok()) {
+      // Nothing was synced and the store stays usable (a full disk): its offsets wait.
+      ++sync_failures_;
+      warnings_.Warn(begun.status().ToString() + " (retried at the next group commit)");
+      continue;
+    }
     syncs->push_back(StoreSync{id, std::move(begun).value(), Status::Ok()});
   }
   if (syncs->empty()) return MarkDurableOffsets();  // dead-letter acknowledgements count too
@@ -354,11 +432,15 @@ void Bridge::GroupCommit() {
 
 void Bridge::FinishGroupCommit(std::vector<StoreSync>& syncs, int64_t disk_ms) {
   group_commit_in_flight_ = false;
+  Status failed;
   for (StoreSync& s : syncs) {
-    // Revocation finishes the disk work before it closes a store, so the store is there.
+    // Revocation finishes the disk work before it closes a store, so the store is there. Every
+    // store's sync is finished, so none is left in flight by another's failure.
     Status finished = stores_.at(s.store)->FinishSync(std::move(s.sync), s.run_status);
-    if (!finished.ok()) return Fail(finished);
+    if (!finished.ok() && failed.ok()) failed = finished;
   }
+  // A failed fdatasync may have lost pages: only a reopen (the restart) can tell what is there.
+  if (!failed.ok()) return Fail(failed);
   if (disk_ms >= kSlowSyncMs) {
     warnings_.Warn("slow disk: syncing " + std::to_string(syncs.size()) + " stores took " +
                    std::to_string(disk_ms) + " ms (ingest and delivery go on; offsets are " +
@@ -503,6 +585,7 @@ Bridge::CutResult Bridge::RollBackTransaction(const Status& why,
   disk_.Finish();  // its completions look the stores up
   const Deliverer::ReleaseResult released = deliverer_->Release(all, 0);
   stores_.clear();
+  DropHeldRecords(all);  // reading moves back to the last committed transaction
   logger_.Info("released " + std::to_string(released.released) + " records from memory");
   const std::map<TopicPartitionId, int64_t> starts = OpenStores(reload);
   if (exit_code_ != 0) return CutResult::kFailed;  // a store could not be opened
@@ -614,11 +697,12 @@ void Bridge::LogStats() {
                  " transaction_max_ms=" + std::to_string(std::exchange(transaction_max_ms_, 0))
            : std::string()) +
       " delivered=" + std::to_string(delivered_) + " delivery_retries=" +
-      std::to_string(delivery_retries_) + " delivery_refused=" +
-      std::to_string(delivery_refused_) + " dead_letters_reduced=" +
-      std::to_string(dead_letters_reduced_) + " dead_letters_dropped=" +
+      std::to_string(delivery_retries_) + " delivery_refused=" + std::to_string(delivery_refused_) +
+      " dead_letters_reduced=" + std::to_string(dead_letters_reduced_) + " dead_letters_dropped=" +
       std::to_string(dead_letters_dropped_) + " corrupt=" + std::to_string(corrupt_records_) +
       " preload_retries=" + std::to_string(preload_retries_) +
+      " append_failures=" + std::to_string(append_failures_) +
+      " sync_failures=" + std::to_string(sync_failures_) + " held=" + std::to_string(held_.size()) +
       " in_memory=" + std::to_string(d.in_memory) + " in_wheel=" + std::to_string(d.in_wheel) +
       " in_flight=" + std::to_string(d.in_flight) + " stores=" + std::to_string(stores_.size()) +
       " | lateness at produce: " + LatenessSummaryMs(d.lateness_at_produce) +
@@ -742,6 +826,7 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions, bool los
     if (stores_.count(id)) owned.push_back(id);
   }
   if (owned.empty()) return;
+  DropHeldRecords(owned);
   if (lost && config_.exactly_once() && !transaction_failed_) {
     // Their new owner may already deliver them again: the open transaction must never commit.
     RollBackTransaction(

@@ -21,6 +21,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -65,9 +66,18 @@ class Bridge final : public RebalanceListener {
   void ArmConsumerWakeup();
   void ApplyBackpressure();
   void DrainConsumer();
-  // Appends one record; one due inside the preloaded horizon is added to *due.
-  void Ingest(const IncomingRecord& in, std::vector<DueRecord>* due);
-  void DeadLetter(PartitionStore& store, const IncomingRecord& in, const std::string& reason);
+  // Appends one record; one due inside the preloaded horizon is added to *due. An error: the
+  // store could not take it for now (a full disk, out of descriptors) and nothing changed.
+  Status Ingest(const IncomingRecord& in, std::vector<DueRecord>* due);
+  Status DeadLetter(PartitionStore& store, const IncomingRecord& in, const std::string& reason);
+  // A record a store could not take waits, with every record consumed after it, while
+  // consumption is paused; RetryHeldRecords tries them again with back-off and resumes
+  // consumption once they are in. Deliveries go on meanwhile.
+  void HoldRecord(IncomingRecord record, const Status& why);
+  void ScheduleHeldRetry();
+  void RetryHeldRecords();
+  // Revoked or reloaded partitions: their held records are read again by whoever reads next.
+  void DropHeldRecords(const std::vector<TopicPartitionId>& partitions);
   // Group commit: begins a sync of every store with new appends and runs the fdatasyncs on
   // the DiskWorker; FinishGroupCommit then makes them count and commits source offsets.
   struct StoreSync {
@@ -139,6 +149,7 @@ class Bridge final : public RebalanceListener {
   boost::asio::steady_timer transaction_timer_;
   boost::asio::steady_timer stats_timer_;
   boost::asio::steady_timer safety_poll_timer_;
+  boost::asio::steady_timer held_retry_timer_;
   WarningThrottle warnings_;
   DiskWorker disk_;                              // posts to io_, so declared after it
   std::unique_ptr<KafkaStatsFile> kafka_stats_;  // null unless configured; outlives the clients
@@ -169,6 +180,12 @@ class Bridge final : public RebalanceListener {
   uint64_t dead_letters_dropped_ = 0;
   uint64_t corrupt_records_ = 0;
   uint64_t preload_retries_ = 0;  // walks stopped at a second unreadable for now
+  uint64_t append_failures_ = 0;  // appends a store could not take (the record was held)
+  uint64_t sync_failures_ = 0;    // group-commit syncs that could not start (retried)
+
+  std::deque<IncomingRecord> held_;  // consumed, waiting for a store; oldest first
+  int64_t held_retry_ms_ = 0;        // back-off before the next retry
+  int64_t held_since_ms_ = 0;
 
   bool group_commit_in_flight_ = false;
   bool consumption_paused_ = false;  // in-memory records reached max_preloaded_records

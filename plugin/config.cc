@@ -506,17 +506,17 @@ bool IsSecretKafkaKey(std::string_view key) {
   // ssl.* and sasl.* hold keys, certificates, tokens and extensions; these few name a mechanism,
   // a user or a file and are shown.
   static constexpr std::string_view kShown[] = {
-      "sasl.mechanism",           "sasl.mechanisms",
-      "sasl.username",            "sasl.kerberos.service.name",
-      "sasl.kerberos.principal",  "sasl.kerberos.kinit.cmd",
-      "sasl.kerberos.keytab",     "sasl.oauthbearer.method",
-      "sasl.oauthbearer.scope",   "sasl.oauthbearer.token.endpoint.url",
-      "ssl.ca.location",          "ssl.certificate.location",
-      "ssl.key.location",         "ssl.keystore.location",
-      "ssl.crl.location",         "ssl.endpoint.identification.algorithm",
-      "ssl.cipher.suites",        "ssl.curves.list",
-      "ssl.sigalgs.list",         "ssl.providers",
-      "ssl.engine.location",      "enable.ssl.certificate.verification"};
+      "sasl.mechanism",          "sasl.mechanisms",
+      "sasl.username",           "sasl.kerberos.service.name",
+      "sasl.kerberos.principal", "sasl.kerberos.kinit.cmd",
+      "sasl.kerberos.keytab",    "sasl.oauthbearer.method",
+      "sasl.oauthbearer.scope",  "sasl.oauthbearer.token.endpoint.url",
+      "ssl.ca.location",         "ssl.certificate.location",
+      "ssl.key.location",        "ssl.keystore.location",
+      "ssl.crl.location",        "ssl.endpoint.identification.algorithm",
+      "ssl.cipher.suites",       "ssl.curves.list",
+      "ssl.sigalgs.list",        "ssl.providers",
+      "ssl.engine.location",     "enable.ssl.certificate.verification"};
   for (const std::string_view shown : kShown) {
     if (key == shown) return false;
   }

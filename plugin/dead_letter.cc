@@ -45,9 +45,9 @@ DelayedRecord ReduceDeadLetter(const DelayedRecord& letter, const std::string& r
   r.target_topic = letter.target_topic;
   if (letter.key && letter.key->size() <= kReducedKeyMaxBytes) r.key = letter.key;
   const std::string first = ErrorOf(letter);
-  r.headers.push_back(RecordHeader{std::string(kDelayErrorHeader),
-                                   (first.empty() ? std::string() : first + "; ") + reason +
-                                       "; value and headers dropped"});
+  r.headers.push_back(RecordHeader{
+      std::string(kDelayErrorHeader),
+      (first.empty() ? std::string() : first + "; ") + reason + "; value and headers dropped"});
   r.headers.push_back(RecordHeader{std::string(kDelayOriginalBytesHeader),
                                    std::to_string(RecordPayloadBytes(letter))});
   r.source_topic = letter.source_topic;

@@ -98,8 +98,9 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
   boost::asio::post(commands_, [this, records = std::move(records)]() mutable {
     for (DueRecord& r : records) {
       const int64_t deadline_ms = r.position.deliver_at_ms;
-      Add(PendingDelivery{std::move(r.store), r.position, std::move(r.record),
-                          DeliveryForm::kRecord, 0, {}},
+      Add(
+          PendingDelivery{
+              std::move(r.store), r.position, std::move(r.record), DeliveryForm::kRecord, 0, {}},
           deadline_ms);
     }
   });
@@ -107,14 +108,14 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
 
 void Deliverer::ProduceNow(TopicPartitionId store, DelayedRecord record, DeliveryForm form) {
   in_memory_.fetch_add(1, std::memory_order_relaxed);
-  boost::asio::post(commands_, [this, store = std::move(store), record = std::move(record),
-                                form]() mutable {
-    const int64_t now_ms = clock_.now_ms();
-    const uint64_t token =
-        pending_.Add(PendingDelivery{std::move(store), std::nullopt, std::move(record), form, 0, {}});
-    Produce(token, now_ms);
-    DrainProducer();
-  });
+  boost::asio::post(
+      commands_, [this, store = std::move(store), record = std::move(record), form]() mutable {
+        const int64_t now_ms = clock_.now_ms();
+        const uint64_t token = pending_.Add(
+            PendingDelivery{std::move(store), std::nullopt, std::move(record), form, 0, {}});
+        Produce(token, now_ms);
+        DrainProducer();
+      });
 }
 
 Deliverer::ReleaseResult Deliverer::Release(const std::vector<TopicPartitionId>& stores,

@@ -29,7 +29,8 @@ void BridgeTestEnv::Prepare(const BridgeTestOptions& options) {
 
   config_path_ = dir_->File("config.yaml");
   log_path_ = dir_->File("bridge.log");
-  ASSERT_NO_FATAL_FAILURE(WriteConfig(config_path_, dir_->File("data")));
+  ASSERT_NO_FATAL_FAILURE(WriteConfig(
+      config_path_, options.storage_dir.empty() ? dir_->File("data") : options.storage_dir));
   bridge_ = std::make_unique<BridgeProcess>(DELAYBRIDGE_BINARY, config_path_, log_path_);
   auto producer = TestProducer::Create(cluster_->bootstrap());
   ASSERT_TRUE(producer.ok()) << producer.status().ToString();

@@ -27,6 +27,7 @@ struct BridgeTestOptions {
   uint32_t max_record_bytes = 1024 * 1024 - 1024;
   size_t max_preloaded_records = 1'000'000;
   bool kafka_stats = false;  // librdkafka statistics every 100 ms to kafka_stats_path()
+  std::string storage_dir;   // empty: data/ in the test directory
 };
 
 class BridgeTestEnv : public ::testing::Test {
