@@ -15,6 +15,7 @@ namespace {
 using std::chrono::milliseconds;
 
 constexpr int64_t kQueueFullRetryMs = 10;  // producer queue full: retry soon
+constexpr int kAloneFlushMs = 10'000;      // a record produced alone: waiting for its batch
 
 // Retry delay after n failed attempts: 100 ms doubling, capped at 10 s.
 int64_t BackoffMs(uint32_t failed_attempts) {
@@ -98,9 +99,13 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
   boost::asio::post(commands_, [this, records = std::move(records)]() mutable {
     for (DueRecord& r : records) {
       const int64_t deadline_ms = r.position.deliver_at_ms;
-      Add(
-          PendingDelivery{
-              std::move(r.store), r.position, std::move(r.record), DeliveryForm::kRecord, 0, {}},
+      Add(PendingDelivery{std::move(r.store),
+                          r.position,
+                          std::move(r.record),
+                          DeliveryForm::kRecord,
+                          0,
+                          false,
+                          {}},
           deadline_ms);
     }
   });
@@ -112,7 +117,7 @@ void Deliverer::ProduceNow(TopicPartitionId store, DelayedRecord record, Deliver
       commands_, [this, store = std::move(store), record = std::move(record), form]() mutable {
         const int64_t now_ms = clock_.now_ms();
         const uint64_t token = pending_.Add(
-            PendingDelivery{std::move(store), std::nullopt, std::move(record), form, 0, {}});
+            PendingDelivery{std::move(store), std::nullopt, std::move(record), form, 0, false, {}});
         Produce(token, now_ms);
         DrainProducer();
       });
@@ -269,14 +274,25 @@ void Deliverer::Produce(uint64_t token, int64_t now_ms) {
   }
   if (transactional_) {
     if (!EnsureTransaction()) return;
-    // Refused for good in an aborted transaction: produce the next form at once.
+    // Refused in an aborted transaction: produced as what was learnt then.
     auto refused = refusals_.find(RecordKey{d->store, d->record.source_offset});
-    while (refused != refusals_.end() && refused->second.form == d->form) {
-      if (!MoveToNextForm(*d, refused->second.error)) return Settle(token, *d);
+    if (refused != refusals_.end() && refused->second.form >= d->form) {
+      if (refused->second.dropped) return Settle(token, *d);
+      d->record = refused->second.record;
+      d->form = refused->second.form;
+      d->alone = refused->second.alone;
     }
   }
+  const bool alone = d->alone;
+  if (alone) {
+    // In a batch of its own: whatever is queued goes first (serving reports of other records
+    // only), and the flush at the end sends it before anything produced after it.
+    producer_->Flush(kAloneFlushMs);
+    d = pending_.Find(token);
+  }
   RdKafka::ErrorCode err = producer_->Produce(d->record, now_ms, token);
-  // Refused before it left (librdkafka's own checks): the open transaction holds nothing of it.
+  // Refused before it left (librdkafka's own checks, exact for this record): the open
+  // transaction holds nothing of it.
   while (IsPermanentProduceError(err)) {
     if (!MoveToNextForm(*d, RdKafka::err2str(err))) return Settle(token, *d);
     err = producer_->Produce(d->record, now_ms, token);
@@ -299,6 +315,12 @@ void Deliverer::Produce(uint64_t token, int64_t now_ms) {
   if (d->position && d->form == DeliveryForm::kRecord) {
     stats_.lateness_at_produce.Record(now_ms - d->record.due_ms());
   }
+  if (alone) producer_->Flush(kAloneFlushMs);  // last: it serves this record's report
+}
+
+bool Deliverer::RefusedForGood(const PendingDelivery& d, RdKafka::ErrorCode err) const {
+  if (!IsPermanentProduceError(err)) return false;
+  return err != RdKafka::ERR_MSG_SIZE_TOO_LARGE || d.alone;
 }
 
 void Deliverer::RetryLater(uint64_t token, PendingDelivery& d, const std::string& failure,
@@ -314,16 +336,17 @@ bool Deliverer::MoveToNextForm(PendingDelivery& d, const std::string& failure) {
   const std::string refused =
       d.record.target_topic + " refused " + d.record.SourceId() + ": " + failure;
   d.failed_attempts = 0;
+  d.alone = false;  // a new record: whether it fits is not known
   switch (d.form) {
     case DeliveryForm::kRecord:
       ++stats_.refused;
-      warnings_.Warn(refused + "; sending it to the dead-letter topic " + dead_letter_topic_);
+      logger_.Warn(refused + "; sending it to the dead-letter topic " + dead_letter_topic_);
       d.record = DeadLetterOfDelivery(d.record, "delivery: " + refused, dead_letter_topic_);
       d.form = DeliveryForm::kDeadLetter;
       return true;
     case DeliveryForm::kDeadLetter:
       ++stats_.reduced;
-      warnings_.Warn("dead letter: " + refused + "; sending it without value and headers");
+      logger_.Warn("dead letter: " + refused + "; sending it without value and headers");
       d.record = ReduceDeadLetter(d.record, "dead letter: " + failure);
       d.form = DeliveryForm::kReducedDeadLetter;
       return true;
@@ -363,13 +386,25 @@ void Deliverer::OnAck(uint64_t token, RdKafka::ErrorCode err) {
   if (err != RdKafka::ERR_NO_ERROR && transactional_) {
     // The transaction can only be aborted now; the record is produced again after it.
     if (IsPermanentProduceError(err)) {
-      refusals_[RecordKey{d->store, d->record.source_offset}] = Refusal{d->form, failure};
+      const RecordKey key{d->store, d->record.source_offset};
+      PendingDelivery next = *d;
+      if (!RefusedForGood(next, err)) {
+        next.alone = true;
+        refusals_[key] = NextAttempt{std::move(next.record), next.form, true, false};
+      } else {
+        const bool dropped = !MoveToNextForm(next, failure);
+        refusals_[key] = NextAttempt{std::move(next.record), next.form, false, dropped};
+      }
     }
     return TransactionFailed(d->record.SourceId() + " to " + d->record.target_topic + ": " +
                              failure);
   }
   if (IsPermanentProduceError(err)) {
-    if (!MoveToNextForm(*d, failure)) return Settle(token, *d);
+    if (!RefusedForGood(*d, err)) {
+      d->alone = true;
+    } else if (!MoveToNextForm(*d, failure)) {
+      return Settle(token, *d);
+    }
     return ScheduleToken(token, now_ms);
   }
   if (err != RdKafka::ERR_NO_ERROR) return RetryLater(token, *d, failure, now_ms);

@@ -19,9 +19,9 @@
 // transaction; their acknowledgements are not pushed through on_acks but returned by
 // PrepareCommit, which also stops producing and flushes, so that the owner can compute, from a
 // still picture, the progress that the transaction commits (CommitTransaction) or decide to let
-// it run on (Resume). A record refused for good inside a transaction dooms it; the refusal is
-// remembered, so the record goes straight to its next form when it is handed over again after
-// the abort.
+// it run on (Resume). A record refused inside a transaction dooms it; what was learnt is
+// remembered, so the record is produced in its next form (or alone) when it is handed over again
+// after the abort.
 //
 // Thread-safety: every public method may be called from any one owner thread (the bridge's)
 // while the delivery thread runs. Commands are executed in the order they were made.
@@ -164,11 +164,14 @@ class Deliverer {
   size_t in_memory() const { return in_memory_.load(std::memory_order_relaxed); }
 
  private:
-  // A record its topic refused for good inside a transaction, by (store, source offset).
+  // What a record refused inside a transaction is produced as when it is handed over again after
+  // the abort, by (store, source offset).
   using RecordKey = std::pair<TopicPartitionId, int64_t>;
-  struct Refusal {
-    DeliveryForm form;  // the form that was refused
-    std::string error;
+  struct NextAttempt {
+    DelayedRecord record;  // in its next form
+    DeliveryForm form = DeliveryForm::kRecord;
+    bool alone = false;
+    bool dropped = false;  // no form left: settle it
   };
 
   Deliverer(Logger& logger, const Clock& clock, const Options& options, Callbacks callbacks);
@@ -179,6 +182,9 @@ class Deliverer {
   void RearmTimer();
   void DeliverDue();
   void Produce(uint64_t token, int64_t now_ms);
+  // The broker refused a record's batch as too large: the first time, the record may be innocent,
+  // so it is tried again alone before it counts as refused.
+  bool RefusedForGood(const PendingDelivery& d, RdKafka::ErrorCode err) const;
   // A transient failure: tries again after a back-off.
   void RetryLater(uint64_t token, PendingDelivery& d, const std::string& failure, int64_t now_ms);
   // The record's topic refused it for good: moves it to its next form (false: there is none,
@@ -232,7 +238,7 @@ class Deliverer {
   AckBatch transaction_acks_;  // acknowledged, not yet returned by PrepareCommit
   std::map<TopicPartitionId, RecordPosition> transaction_last_produced_;
   // Survives aborts, not records: an entry goes when its record settles.
-  std::map<RecordKey, Refusal> refusals_;
+  std::map<RecordKey, NextAttempt> refusals_;
 
   std::mutex acks_mu_;
   AckBatch acks_;  // guarded by acks_mu_

@@ -35,7 +35,10 @@ struct PendingDelivery {
   DelayedRecord record;  // in its current form
   DeliveryForm form = DeliveryForm::kRecord;
   uint32_t failed_attempts = 0;  // transient failures of the current form
-  TimerHandle timer;             // valid while waiting in the wheel
+  // Produce it in a batch of its own: the broker refused its batch as too large, which may have
+  // been another record's fault (a broker refuses a batch whole).
+  bool alone = false;
+  TimerHandle timer;  // valid while waiting in the wheel
 };
 
 class PendingDeliveries {

@@ -113,6 +113,12 @@ Result<std::unique_ptr<SourceConsumer>> SourceConsumer::Create(
       return Status::InvalidArgument("consumer property " + key + ": " + errstr);
     }
   }
+  if (auto reset = kafka.find("auto.offset.reset"); reset != kafka.end()) {
+    const std::string& to = reset->second;
+    if (to == "latest" || to == "largest" || to == "end") {
+      c->reset_offset_ = RdKafka::Topic::OFFSET_END;
+    }
+  }
   const std::pair<const char*, std::string> kOwned[] = {{"group.id", group_id},
                                                         {"enable.auto.commit", "false"},
                                                         {"enable.auto.offset.store", "false"}};
@@ -201,8 +207,7 @@ Status SourceConsumer::Seek(const std::vector<TopicPartitionId>& partitions,
   for (const auto& id : partitions) {
     const auto it = offsets.find(id);
     std::unique_ptr<RdKafka::TopicPartition> tp(RdKafka::TopicPartition::create(
-        id.topic, id.partition,
-        it != offsets.end() ? it->second : int64_t{RdKafka::Topic::OFFSET_STORED}));
+        id.topic, id.partition, it != offsets.end() ? it->second : reset_offset_));
     if (RdKafka::ErrorCode err = consumer_->seek(*tp, kSeekTimeoutMs);
         err != RdKafka::ERR_NO_ERROR) {
       return Status::Unavailable("seek " + id.ToString() + ": " + RdKafka::err2str(err));

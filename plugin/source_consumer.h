@@ -74,7 +74,8 @@ class SourceConsumer {
       const std::vector<TopicPartitionId>& partitions, int timeout_ms);
 
   // Moves the fetch position of assigned partitions (after the bridge reloaded them); a
-  // partition without an offset restarts from the committed one (or auto.offset.reset).
+  // partition without an offset (none was ever committed) restarts where auto.offset.reset
+  // starts a new group: its beginning, unless the kafka map says latest.
   Status Seek(const std::vector<TopicPartitionId>& partitions,
               const std::map<TopicPartitionId, int64_t>& offsets);
 
@@ -124,6 +125,7 @@ class SourceConsumer {
   Rebalance rebalance_;
   CommitResults commit_results_;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer_;
+  int64_t reset_offset_ = RdKafka::Topic::OFFSET_BEGINNING;  // auto.offset.reset, for Seek
   bool closed_ = false;
 };
 

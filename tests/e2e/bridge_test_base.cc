@@ -28,8 +28,8 @@ void BridgeTestBase::SetUpBridge(const BridgeTopology& topology, const std::stri
   const Status created = CreateTopics(
       bootstrap_, {{delay_topic_, topology.delay_partitions, topology.delay_topic_configs},
                    {target_topic_, topology.target_partitions},
-                   {alt_topic_, topology.alt_partitions},
-                   {dlq_topic_, topology.dlq_partitions}});
+                   {alt_topic_, topology.alt_partitions, topology.alt_topic_configs},
+                   {dlq_topic_, topology.dlq_partitions, topology.dlq_topic_configs}});
   ASSERT_TRUE(created.ok()) << created.ToString();
 
   work_dir_ = std::filesystem::temp_directory_path() / base;

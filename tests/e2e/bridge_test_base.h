@@ -35,6 +35,8 @@ struct BridgeTopology {
   int alt_partitions = 3;
   int dlq_partitions = 2;
   std::map<std::string, std::string> delay_topic_configs = {};  // e.g. retention.ms
+  std::map<std::string, std::string> alt_topic_configs = {};    // e.g. max.message.bytes
+  std::map<std::string, std::string> dlq_topic_configs = {};
 };
 
 class BridgeTestBase : public ::testing::Test {
