@@ -772,6 +772,11 @@ std::map<TopicPartitionId, int64_t> Bridge::OpenStores(
       Fail(store.status().WithContext("assign " + id.ToString()));
       return starts;
     }
+    if (!(*store)->damaged_checkpoint().empty()) {
+      logger_.Error("assigned " + id.ToString() + ": " + (*store)->damaged_checkpoint() +
+                    ": ignored; delivering from " + PositionString((*store)->start()) +
+                    " (records delivered since may be delivered again)");
+    }
     const std::optional<int64_t> committed_offset =
         commit ? std::optional<int64_t>(commit->offset) : std::nullopt;
     const std::optional<int64_t> start = (*store)->Resume(

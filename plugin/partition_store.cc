@@ -56,6 +56,13 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(
   auto log = storage::DelayLogStore::Open(opts, report);
   if (!log.ok()) return log.status().WithContext("open store " + opts.dir);
   auto checkpoint = storage::ReadDeliveryCheckpoint(opts.dir);
+  std::string damaged_checkpoint;
+  if (!checkpoint.ok() && checkpoint.status().code() == Status::Code::kCorruption) {
+    // Only a hint of what was delivered: without it the store starts at its first hour (or at
+    // Kafka's checkpoint), which delivers some records again and loses none.
+    damaged_checkpoint = checkpoint.status().ToString();
+    checkpoint = std::optional<storage::DeliveryCheckpoint>();
+  }
   if (!checkpoint.ok()) return checkpoint.status().WithContext("read checkpoint in " + opts.dir);
 
   auto marker = SourceOffsetMarker::Open(opts.dir);
@@ -81,9 +88,11 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(
   // Kafka's checkpoint can be ahead of the local file (written less often, or by a previous
   // owner): records before it were delivered.
   if (kafka_state) start = std::max(start, RecordPosition{kafka_state->checkpoint_ms, 0});
-  return std::unique_ptr<PartitionStore>(new PartitionStore(
+  auto store = std::unique_ptr<PartitionStore>(new PartitionStore(
       id, std::move(log).value(), std::move(marker).value(), start, had_checkpoint,
       checkpoint_written_ms, std::move(store_id).value(), rebuilt, exactly_once));
+  store->damaged_checkpoint_ = std::move(damaged_checkpoint);
+  return store;
 }
 
 PartitionStore::PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,

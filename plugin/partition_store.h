@@ -54,6 +54,8 @@ class PartitionStore {
   // The checkpoint read at open (or Kafka's, when later): records ordered before it were
   // delivered before.
   RecordPosition start() const { return start_; }
+  // Not empty: the checkpoint file failed its checks and was ignored (why, for the log).
+  const std::string& damaged_checkpoint() const { return damaged_checkpoint_; }
   bool had_checkpoint() const { return had_checkpoint_; }
   const std::string& store_id() const { return store_id_; }
   // The local store held another history of the partition and was emptied at open.
@@ -181,6 +183,7 @@ class PartitionStore {
   SourceOffsetMarker marker_;
   std::optional<int64_t> stored_below_;
   RecordPosition start_;
+  std::string damaged_checkpoint_;
   bool had_checkpoint_;
   DeliveryTracker tracker_;
   SourceOffsets offsets_;

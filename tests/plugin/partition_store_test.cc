@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <set>
@@ -18,6 +19,7 @@
 #include "plugin/preloader.h"
 #include "plugin/progress_metadata.h"
 #include "storage/delivery_checkpoint.h"
+#include "tests/support/read_file.h"
 #include "tests/support/temp_dir.h"
 
 namespace delaybridge::plugin {
@@ -210,6 +212,35 @@ TEST_F(PartitionStoreTest, PreloaderRetriesASecondItCannotReadForNowAndSkipsNoth
   EXPECT_TRUE(loaded.empty());
   EXPECT_EQ(store->preloaded_until_second(), preloaded_until);  // nothing passed
   EXPECT_EQ(Preload(*store, now / 1000 + 5), (std::vector<int64_t>{1, 2}));
+}
+
+// A damaged checkpoint costs re-deliveries, never the partition: the store opens from its first
+// hour and every record in it is loaded again.
+TEST_F(PartitionStoreTest, ADamagedCheckpointIsIgnoredAndNothingIsSkipped) {
+  const int64_t now = kHourStartMs;
+  {
+    auto store = Open(now);
+    Append(*store, 1, now + 1000, now);
+    Append(*store, 2, now + 2000, now);
+    ASSERT_TRUE(store->Sync().ok());
+    ASSERT_EQ(Preload(*store, now / 1000 + 5).size(), 2u);
+    EXPECT_TRUE(store->tracker().Acknowledge({now + 1000, 0}));
+    ASSERT_TRUE(store->PersistCheckpoint(now + 1500).ok());
+  }
+  const std::string path = dir_.path() + "/" + kId.ToString() + "/" + storage::kCheckpointFileName;
+  std::string bytes = testing::ReadFile(path);
+  ASSERT_FALSE(bytes.empty());
+  bytes[bytes.size() / 2] ^= 0x5a;
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  auto store = Open(now + 10'000);
+  ASSERT_NE(store, nullptr);
+  EXPECT_NE(store->damaged_checkpoint().find("checksum mismatch"), std::string::npos)
+      << store->damaged_checkpoint();
+  EXPECT_FALSE(store->had_checkpoint());
+  EXPECT_EQ(Preload(*store, now / 1000 + 20), (std::vector<int64_t>{1, 2}));
 }
 
 TEST_F(PartitionStoreTest, RestartSkipsWhatWasDeliveredAndKeepsTheRest) {
