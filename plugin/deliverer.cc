@@ -126,8 +126,17 @@ void Deliverer::ProduceNow(TopicPartitionId store, DelayedRecord record, Deliver
 Deliverer::ReleaseResult Deliverer::Release(const std::vector<TopicPartitionId>& stores,
                                             int flush_timeout_ms) {
   ReleaseResult result;
+  std::promise<void> drained;
+  std::future<void> done = drained.get_future();
   RunAndWait([&] {
-    result.flushed = producer_->Flush(flush_timeout_ms) == RdKafka::ERR_NO_ERROR;
+    releasing_ = stores;
+    release_drained_ = &drained;
+    CheckReleaseDrained();
+  });
+  result.flushed = done.wait_for(milliseconds(flush_timeout_ms)) == std::future_status::ready;
+  RunAndWait([&] {
+    release_drained_ = nullptr;
+    releasing_.clear();
     result.released = Forget(stores);
   });
   return result;
@@ -268,6 +277,8 @@ void Deliverer::Produce(uint64_t token, int64_t now_ms) {
   PendingDelivery* d = pending_.Find(token);
   if (!d) return;  // its store was released
   d->timer = TimerHandle{};
+  // Being released: its partition's next owner delivers it.
+  if (std::find(releasing_.begin(), releasing_.end(), d->store) != releasing_.end()) return;
   if (d->position && now_ms < d->position->deliver_at_ms) {
     // Never early, even if the wheel and the clock disagree by a tick.
     return ScheduleToken(token, d->position->deliver_at_ms);
@@ -305,6 +316,7 @@ void Deliverer::Produce(uint64_t token, int64_t now_ms) {
                              ": " + RdKafka::err2str(err));
   }
   if (err != RdKafka::ERR_NO_ERROR) return RetryLater(token, *d, RdKafka::err2str(err), now_ms);
+  ++in_flight_[d->store];
   if (transactional_) {
     if (d->position) {
       auto [it, added] = transaction_last_produced_.emplace(d->store, *d->position);
@@ -381,6 +393,10 @@ void Deliverer::DrainProducer() {
 void Deliverer::OnAck(uint64_t token, RdKafka::ErrorCode err) {
   PendingDelivery* d = pending_.Find(token);
   if (!d) return;  // its store was released; the partition's next owner delivers it again
+  if (auto it = in_flight_.find(d->store); it != in_flight_.end() && --it->second == 0) {
+    in_flight_.erase(it);
+    CheckReleaseDrained();
+  }
   const int64_t now_ms = clock_.now_ms();
   const std::string failure = "delivery failed: " + RdKafka::err2str(err);
   if (err != RdKafka::ERR_NO_ERROR && transactional_) {
@@ -472,6 +488,15 @@ void Deliverer::PushAck(const std::function<void(AckBatch&)>& add) {
   if (was_empty) callbacks_.on_acks();
 }
 
+void Deliverer::CheckReleaseDrained() {
+  if (release_drained_ == nullptr) return;
+  for (const TopicPartitionId& store : releasing_) {
+    if (in_flight_.contains(store)) return;
+  }
+  release_drained_->set_value();
+  release_drained_ = nullptr;
+}
+
 size_t Deliverer::Forget(const std::vector<TopicPartitionId>& stores) {
   auto released = [&stores](const TopicPartitionId& id) {
     return std::find(stores.begin(), stores.end(), id) != stores.end();
@@ -485,6 +510,7 @@ size_t Deliverer::Forget(const std::vector<TopicPartitionId>& stores) {
     pending_.Remove(token);
   }
   in_memory_.fetch_sub(dropped.size(), std::memory_order_relaxed);
+  for (const TopicPartitionId& store : stores) in_flight_.erase(store);  // reports ignored now
   return dropped.size();
 }
 

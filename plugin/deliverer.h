@@ -35,6 +35,7 @@
 #include <boost/asio/strand.hpp>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -107,7 +108,8 @@ class Deliverer {
     std::function<void()> on_transaction_full;    // exactly_once: time to cut one
   };
   struct ReleaseResult {
-    bool flushed = true;  // every produced record was acknowledged (or failed) in time
+    bool flushed =
+        true;  // every produced record of the stores was acknowledged (or failed) in time
     size_t released = 0;  // records of the stores dropped from memory
   };
 
@@ -128,9 +130,10 @@ class Deliverer {
   // acknowledged by its source offset.
   void ProduceNow(TopicPartitionId store, DelayedRecord record, DeliveryForm form);
 
-  // For a revocation: waits (up to flush_timeout_ms) for the acknowledgements of everything
-  // produced, then forgets every record of these stores; their late reports are ignored.
-  // Blocks the caller until done.
+  // For a revocation: stops producing these stores' records, waits (up to flush_timeout_ms) for
+  // the acknowledgements of those already produced, then forgets every record of these stores;
+  // their late reports are ignored. Blocks the caller until done; the delivery thread goes on
+  // delivering the other stores' records meanwhile.
   ReleaseResult Release(const std::vector<TopicPartitionId>& stores, int flush_timeout_ms);
 
   // exactly_once. Produces everything due now, stops producing, and waits up to
@@ -196,6 +199,8 @@ class Deliverer {
   // Acknowledged (or dropped): out of memory, and reported to the owner.
   void Settle(uint64_t token, PendingDelivery& d);
   size_t Forget(const std::vector<TopicPartitionId>& stores);
+  // Release: fulfils release_drained_ once no record of a releasing store is in flight.
+  void CheckReleaseDrained();
   void PushAck(const std::function<void(AckBatch&)>& add);
   // exactly_once: begins a transaction unless one is open. False (and txn_error_ set) if it
   // cannot.
@@ -227,6 +232,9 @@ class Deliverer {
   TimingWheel wheel_;
   PendingDeliveries pending_;
   std::atomic<size_t> in_memory_{0};
+  std::map<TopicPartitionId, size_t> in_flight_;   // produced, not yet reported, per store
+  std::vector<TopicPartitionId> releasing_;        // Release: produce none of theirs
+  std::promise<void>* release_drained_ = nullptr;  // Release is waiting on it
 
   // exactly_once (delivery thread).
   const bool transactional_;

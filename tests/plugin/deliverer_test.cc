@@ -176,6 +176,34 @@ TEST_F(DelivererTest, ReleaseDropsTheStoresRecordsOnly) {
   EXPECT_EQ(stats.in_wheel, 0u);  // the released records' timers were cancelled
 }
 
+// A revocation waits for the released partitions' records only: deliveries of the others, even
+// stuck ones, neither hold it up nor stop.
+TEST_F(DelivererTest, ReleaseWaitsOnlyForTheReleasedStoresRecords) {
+  constexpr char kStuck[] = "deliverer.stuck";
+  ASSERT_TRUE(cluster_->CreateTopic(kStuck, 1).ok());
+  ASSERT_TRUE(cluster_->SetPartitionLed(kStuck, 0, false).ok());
+  const int64_t now_ms = clock_.now_ms();
+  std::vector<DueRecord> due;
+  due.push_back(DueRecord{kStoreB, RecordPosition{now_ms, 0}, Record(kStuck, 50, now_ms)});
+  for (int i = 0; i < 10; ++i) {
+    due.push_back(DueRecord{kStoreA, RecordPosition{now_ms, static_cast<uint32_t>(i)},
+                            Record(kTarget, i, now_ms)});
+  }
+  deliverer_->Schedule(std::move(due));
+  AckBatch acks = AwaitAcks(10, 0);
+  EXPECT_EQ(acks.delivered.size(), 10u);
+
+  const Deliverer::ReleaseResult released = deliverer_->Release({kStoreA}, 5000);
+  EXPECT_TRUE(released.flushed) << "waited for another store's stuck record";
+  EXPECT_EQ(released.released, 0u);
+  EXPECT_EQ(deliverer_->in_memory(), 1u);  // store B's record still waits for its leader
+
+  ASSERT_TRUE(cluster_->SetPartitionLed(kStuck, 0, true).ok());
+  acks = AwaitAcks(1, 0);
+  ASSERT_EQ(acks.delivered.size(), 1u);
+  EXPECT_EQ(acks.delivered[0].first, kStoreB);
+}
+
 TEST_F(DelivererTest, DeadLettersAreAcknowledgedWithTheirSourceOffset) {
   DelayedRecord letter = Record(kDeadLetters, 7, 0);
   deliverer_->ProduceNow(kStoreB, std::move(letter), DeliveryForm::kDeadLetter);

@@ -53,6 +53,16 @@ Status TestCluster::SetBrokerDown(bool down) {
   return Status::Ok();
 }
 
+Status TestCluster::SetPartitionLed(const std::string& topic, int partition, bool leader) {
+  if (!mock_) return Status::FailedPrecondition("leaderless partitions need the mock cluster");
+  const rd_kafka_resp_err_t err =
+      rd_kafka_mock_partition_set_leader(mock_, topic.c_str(), partition, leader ? 1 : -1);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable("mock partition set leader: " + std::string(rd_kafka_err2str(err)));
+  }
+  return Status::Ok();
+}
+
 Status TestCluster::CreateExternalTopic(const std::string& name, int partitions) {
   char errstr[512];
   rd_kafka_NewTopic_t* topic =

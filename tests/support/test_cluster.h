@@ -33,6 +33,9 @@ class TestCluster {
   // Mock cluster only: disconnects the broker and refuses connections (down = true), or lets
   // clients back in. FailedPrecondition on an external broker.
   Status SetBrokerDown(bool down);
+  // Mock cluster only: takes the partition's leader away (leader = false), so records for it
+  // wait in the producer, or gives it back.
+  Status SetPartitionLed(const std::string& topic, int partition, bool leader);
 
  private:
   TestCluster() = default;
