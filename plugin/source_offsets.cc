@@ -21,8 +21,12 @@ void SourceOffsets::AddSettled(int64_t offset) {
 }
 
 void SourceOffsets::MarkDurable(uint64_t durable_sequence) {
-  for (auto& e : pending_) {
-    if (e.append_sequence != 0 && e.append_sequence <= durable_sequence) e.settled = true;
+  // Stored entries come in append order, so the durable ones are a prefix of them.
+  for (; durable_scan_ < pending_.size(); ++durable_scan_) {
+    Entry& e = pending_[durable_scan_];
+    if (e.append_sequence == 0) continue;  // dead-lettered or settled: not the store's to settle
+    if (e.append_sequence > durable_sequence) break;
+    e.settled = true;
   }
   PopSettled();
 }
@@ -38,6 +42,7 @@ void SourceOffsets::PopSettled() {
   while (!pending_.empty() && pending_.front().settled) {
     next_after_settled_ = pending_.front().offset + 1;
     pending_.pop_front();
+    if (durable_scan_ > 0) --durable_scan_;
   }
 }
 

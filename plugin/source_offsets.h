@@ -43,6 +43,9 @@ class SourceOffsets {
   void PopSettled();
 
   std::deque<Entry> pending_;
+  // Entries before this index are durable or not stored: MarkDurable goes on from here, so a
+  // dead letter that waits long keeps a group commit O(records made durable), not O(pending).
+  size_t durable_scan_ = 0;
   std::optional<int64_t> next_after_settled_;  // one past the last settled prefix offset
   std::optional<int64_t> last_taken_;
   std::optional<int64_t> last_added_;
