@@ -398,8 +398,15 @@ void Deliverer::OnAck(uint64_t token, RdKafka::ErrorCode err) {
     CheckReleaseDrained();
   }
   const int64_t now_ms = clock_.now_ms();
+  if (err == RdKafka::ERR_NO_ERROR) {
+    if (d->form == DeliveryForm::kRecord && d->position) {
+      ++stats_.delivered;
+      stats_.lateness_at_ack.Record(now_ms - d->record.due_ms());
+    }
+    return Settle(token, *d);
+  }
   const std::string failure = "delivery failed: " + RdKafka::err2str(err);
-  if (err != RdKafka::ERR_NO_ERROR && transactional_) {
+  if (transactional_) {
     // The transaction can only be aborted now; the record is produced again after it.
     if (IsPermanentProduceError(err)) {
       const RecordKey key{d->store, d->record.source_offset};
@@ -423,38 +430,27 @@ void Deliverer::OnAck(uint64_t token, RdKafka::ErrorCode err) {
     }
     return ScheduleToken(token, now_ms);
   }
-  if (err != RdKafka::ERR_NO_ERROR) return RetryLater(token, *d, failure, now_ms);
-  if (d->form == DeliveryForm::kRecord && d->position) {
-    ++stats_.delivered;
-    stats_.lateness_at_ack.Record(now_ms - d->record.due_ms());
-  }
-  Settle(token, *d);
+  RetryLater(token, *d, failure, now_ms);
 }
 
 void Deliverer::Settle(uint64_t token, PendingDelivery& d) {
   if (!refusals_.empty()) refusals_.erase(RecordKey{d.store, d.record.source_offset});
-  AckBatch one;
-  if (d.position) {
-    one.delivered.emplace_back(std::move(d.store), *d.position);
-  } else {
-    one.dead_lettered.push_back({std::move(d.store), d.record.source_offset});
-  }
+  TopicPartitionId store = std::move(d.store);
+  const std::optional<RecordPosition> position = d.position;
+  const int64_t source_offset = d.record.source_offset;
   if (d.timer.valid()) wheel_.cancel(d.timer);
   pending_.Remove(token);
   // Out of memory before the owner hears of it, so its count is never below the truth.
   in_memory_.fetch_sub(1, std::memory_order_relaxed);
-  if (transactional_) {
-    transaction_acks_.delivered.insert(transaction_acks_.delivered.end(), one.delivered.begin(),
-                                       one.delivered.end());
-    transaction_acks_.dead_lettered.insert(transaction_acks_.dead_lettered.end(),
-                                           one.dead_lettered.begin(), one.dead_lettered.end());
-    return;
-  }
-  PushAck([&one](AckBatch& acks) {
-    acks.delivered.insert(acks.delivered.end(), one.delivered.begin(), one.delivered.end());
-    acks.dead_lettered.insert(acks.dead_lettered.end(), one.dead_lettered.begin(),
-                              one.dead_lettered.end());
-  });
+  const auto add = [&](AckBatch& acks) {
+    if (position) {
+      acks.delivered.emplace_back(std::move(store), *position);
+    } else {
+      acks.dead_lettered.push_back({std::move(store), source_offset});
+    }
+  };
+  if (transactional_) return add(transaction_acks_);
+  PushAck(add);
 }
 
 bool Deliverer::EnsureTransaction() {
