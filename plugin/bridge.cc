@@ -93,9 +93,12 @@ Status Bridge::Start() {
   };
   const std::string instance_id =
       config_.group_instance_id.value_or(DefaultGroupInstanceId(config_.storage_dir));
-  Deliverer::Options delivery{kafka, config_.tick_ms,          kafka_stats_.get(), {},
-                              0,     config_.dead_letter_topic};
+  Deliverer::Options delivery;
+  delivery.kafka = kafka;
   delivery.kafka["message.max.bytes"] = std::to_string(config_.producer_message_max_bytes);
+  delivery.tick_ms = config_.tick_ms;
+  delivery.stats = kafka_stats_.get();
+  delivery.dead_letter_topic = config_.dead_letter_topic;
   if (config_.exactly_once()) {
     // Stable per instance, so a restart fences its previous incarnation (KIP-98); fencing an
     // instance that lost its partitions is the group metadata's job (KIP-447).

@@ -65,8 +65,10 @@ class DelivererTest : public ::testing::Test {
       std::lock_guard<std::mutex> lock(mu_);
       fatal_ = s.ToString();
     };
-    auto deliverer =
-        Deliverer::Start({kafka, 1, nullptr, {}, 0, kDeadLetters}, logger_, clock_, callbacks);
+    Deliverer::Options options;
+    options.kafka = std::move(kafka);
+    options.dead_letter_topic = kDeadLetters;
+    auto deliverer = Deliverer::Start(options, logger_, clock_, callbacks);
     ASSERT_TRUE(deliverer.ok()) << deliverer.status().ToString();
     deliverer_ = std::move(deliverer).value();
   }
