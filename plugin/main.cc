@@ -105,7 +105,12 @@ void RaiseFileLimit(const BridgeConfig& config, Logger& logger) {
 
 Status PrepareStorageDir(const std::string& dir) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  if (std::filesystem::create_directories(dir, ec) && !ec) {
+    // New: the bridge's user only (the stores hold record contents). An existing directory
+    // keeps the mode its operator gave it.
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
+  }
   if (ec) return Status::IOError("storage.dir: cannot create " + dir + ": " + ec.message());
   if (::access(dir.c_str(), W_OK) != 0) {
     return Status::IOError("storage.dir: " + dir + " is not writable");

@@ -26,7 +26,7 @@ uint64_t GetU64(const unsigned char* in) {
 
 Result<SourceOffsetMarker> SourceOffsetMarker::Open(const std::string& store_dir) {
   const std::string path = store_dir + "/" + kSourceOffsetMarkerFileName;
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IOError("open " + path + ": " + std::strerror(errno));
   unsigned char buf[kMarkerBytes];
   std::optional<int64_t> recovered;

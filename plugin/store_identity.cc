@@ -44,7 +44,7 @@ Status SyncDir(const std::string& dir_path) {
 Status WriteStoreId(const std::string& store_dir, const std::string& id) {
   const std::string path = store_dir + "/" + kStoreIdFileName;
   const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IOError("create " + tmp + ": " + std::strerror(errno));
   const std::string line = id + "\n";
   const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
@@ -72,7 +72,7 @@ Result<std::string> ReadOrCreateStoreId(const std::string& store_dir) {
 
 Status MarkClosedCleanly(const std::string& store_dir) {
   const std::string path = store_dir + "/" + kClosedCleanlyFileName;
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IOError("create " + path + ": " + std::strerror(errno));
   ::close(fd);
   return SyncDir(store_dir);

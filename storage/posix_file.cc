@@ -31,7 +31,8 @@ Result<PosixFile> PosixFile::Open(const std::string& path, Mode mode) {
       flags |= O_RDWR | O_CREAT;
       break;
   }
-  int fd = ::open(path.c_str(), flags, 0644);
+  // Record contents: readable by the bridge's user only.
+  int fd = ::open(path.c_str(), flags, 0600);
   if (fd < 0) return ErrnoStatus("open", path, errno);
   return PosixFile(fd, path);
 }
@@ -123,13 +124,19 @@ Status PosixFile::DropCache() {
 }
 
 Status CreateDirIfMissing(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return ErrnoStatus("create directory", dir, errno);
-  }
+  const bool created = ::mkdir(dir.c_str(), 0700) == 0;
+  if (!created && errno != EEXIST) return ErrnoStatus("create directory", dir, errno);
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) return ErrnoStatus("stat", dir, errno);
   if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument(dir + " is not a directory");
-  return Status::Ok();
+  if (!created) return Status::Ok();
+  // The new entry is in the parent's page cache only: without this a power cut could take the
+  // directory, and every synced file in it, away.
+  const size_t slash = dir.find_last_of('/');
+  const std::string parent = slash == std::string::npos ? "."
+                             : slash == 0               ? "/"
+                                                        : dir.substr(0, slash);
+  return SyncDir(parent);
 }
 
 Status SyncDir(const std::string& dir) {

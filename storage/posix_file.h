@@ -48,6 +48,8 @@ class PosixFile {
   std::string path_;
 };
 
+// Creates dir (mode 0700: the bridge's user only) when it is missing, and then fsyncs its parent
+// so the new entry is durable too; InvalidArgument when dir exists and is no directory.
 Status CreateDirIfMissing(const std::string& dir);
 Status SyncDir(const std::string& dir);
 Result<std::vector<std::string>> ListDir(const std::string& dir);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -241,6 +242,31 @@ TEST_F(PartitionStoreTest, ADamagedCheckpointIsIgnoredAndNothingIsSkipped) {
       << store->damaged_checkpoint();
   EXPECT_FALSE(store->had_checkpoint());
   EXPECT_EQ(Preload(*store, now / 1000 + 20), (std::vector<int64_t>{1, 2}));
+}
+
+// Record contents are the bridge's user's only, whatever the umask.
+TEST_F(PartitionStoreTest, StoreFilesAndDirectoryAreTheBridgesUsersOnly) {
+  const mode_t saved_umask = ::umask(0);
+  const int64_t now = kHourStartMs;
+  auto store = Open(now);
+  Append(*store, 1, now + 1000, now);
+  ASSERT_TRUE(store->Sync().ok());
+  ASSERT_TRUE(store->MarkCommittable(2).ok());
+  ASSERT_EQ(Preload(*store, now / 1000 + 5).size(), 1u);
+  EXPECT_TRUE(store->tracker().Acknowledge({now + 1000, 0}));
+  ASSERT_TRUE(store->PersistCheckpoint(now + 1500).ok());
+  ::umask(saved_umask);
+  const std::filesystem::path dir = std::filesystem::path(dir_.path()) / kId.ToString();
+  EXPECT_EQ(std::filesystem::status(dir).permissions(), std::filesystem::perms::owner_all);
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    ++files;
+    const auto perms = entry.status().permissions();
+    EXPECT_EQ(perms & (std::filesystem::perms::group_all | std::filesystem::perms::others_all),
+              std::filesystem::perms::none)
+        << entry.path();
+  }
+  EXPECT_GE(files, 5u);  // data, index, checkpoint, marker, store id
 }
 
 TEST_F(PartitionStoreTest, RestartSkipsWhatWasDeliveredAndKeepsTheRest) {
