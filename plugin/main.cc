@@ -19,6 +19,7 @@
 #include "plugin/embedded_cluster.h"
 #include "plugin/log.h"
 #include "plugin/retention_check.h"
+#include "storage/directory_lock.h"
 
 namespace {
 
@@ -209,6 +210,12 @@ int Main(int argc, char** argv) {
   }
 
   if (options.check) return Check(*config, bootstrap, logger);
+  // Held until the process exits (--check, which only reads, does not take it).
+  auto lock = storage::DirectoryLock::Acquire(config->storage_dir);
+  if (!lock.ok()) {
+    logger.Error("storage.dir: " + lock.status().message());
+    return kExitUsageOrConfig;
+  }
   if (!RetentionIsSafe(*config, bootstrap, logger)) return kExitUsageOrConfig;
 
   SystemClock clock;

@@ -1,6 +1,10 @@
 // The delaybridge command line: --help, --version, exit codes, configuration errors reported
 // with the key's path, and --check against a reachable and an unreachable broker.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -50,6 +54,29 @@ TEST(BridgeCliTest, HelpVersionAndUsageErrors) {
   EXPECT_NE(missing.output.find("cannot read config file /nonexistent/config.yaml"),
             std::string::npos)
       << missing.output;
+}
+
+// Two bridges on one storage.dir would append to the same hour files: the second is refused
+// before it touches Kafka or the stores.
+TEST(BridgeCliTest, AStorageDirInUseIsRefused) {
+  TempDir dir("bridge_cli_test");
+  const std::string storage_dir = dir.File("data");
+  ASSERT_EQ(::mkdir(storage_dir.c_str(), 0700), 0);
+  const std::string lock_path = storage_dir + "/LOCK";
+  const int holder = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  ASSERT_GE(holder, 0);
+  ASSERT_EQ(::flock(holder, LOCK_EX | LOCK_NB), 0);
+  ASSERT_EQ(::write(holder, "4242\n", 5), 5);
+  const std::string config =
+      WriteConfig(dir, "config.yaml", Config("127.0.0.1:1", "", storage_dir));
+
+  CommandResult refused = RunBridge({"--config", config});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.output.find("storage.dir: " + storage_dir +
+                                " is in use by another process (pid 4242"),
+            std::string::npos)
+      << refused.output;
+  ::close(holder);
 }
 
 TEST(BridgeCliTest, ConfigErrorsNameTheKeyAndExitTwo) {
