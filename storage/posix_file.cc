@@ -6,6 +6,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -56,6 +57,12 @@ PosixFile::~PosixFile() {
 }
 
 Status PosixFile::ReadAt(uint64_t offset, size_t n, std::string* out) const {
+  // n often comes from the file itself (a record's length): never allocate past its end, so a
+  // crafted length cannot force a huge allocation.
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) return ErrnoStatus("stat", path_, errno);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  n = offset >= size ? 0 : static_cast<size_t>(std::min<uint64_t>(n, size - offset));
   out->resize(n);
   size_t done = 0;
   while (done < n) {

@@ -24,7 +24,8 @@ class PosixFile {
   PosixFile& operator=(const PosixFile&) = delete;
   ~PosixFile();
 
-  // Reads up to n bytes at offset into *out (resized to what was read: short only at EOF).
+  // Reads up to n bytes at offset into *out (resized to what was read: short only at EOF). Never
+  // allocates past the file's current end, whatever n says.
   Status ReadAt(uint64_t offset, size_t n, std::string* out) const;
   // Writes all of data at offset.
   Status WriteAt(uint64_t offset, std::string_view data);

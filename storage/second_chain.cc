@@ -31,7 +31,8 @@ void FinishWalk(uint32_t count, std::vector<ChainEntry>* walked, std::vector<Cha
 Status WalkChain(const PosixFile& index, int64_t epoch_second, const HeadCell& cell,
                  uint64_t entries_in_index, std::vector<ChainEntry>* out) {
   std::vector<ChainEntry> walked;
-  walked.reserve(cell.count);
+  // The count comes from the head table: no more than the index holds.
+  walked.reserve(std::min<uint64_t>(cell.count, entries_in_index));
   BlockCursor cursor(&index, BlockCursor::Direction::kBackward, kIndexWindowBytes);
   Status problem;
   uint32_t position = cell.head;
