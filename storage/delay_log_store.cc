@@ -202,9 +202,11 @@ Result<HourAppender*> DelayLogStore::Impl::AppenderFor(int64_t epoch_hour) {
     if (!s.ok()) return s;
   }
   if (auto it = parked.find(epoch_hour); it != parked.end()) {
+    // On failure the hour stays parked, whole: the next sync still covers its appends, and its
+    // end is still known (Unpark changes nothing unless both files open).
+    if (Status s = it->second->Unpark(); !s.ok()) return s.WithContext("reopen parked hour");
     std::unique_ptr<HourAppender> appender = std::move(it->second);
     parked.erase(it);
-    if (Status s = appender->Unpark(); !s.ok()) return s;
     appender->set_last_used(++tick);
     HourAppender* raw = appender.get();
     open[epoch_hour] = std::move(appender);

@@ -120,6 +120,36 @@ TEST(DelayLogStoreTest, AppendsAnywhereWithFewOpenHours) {
   }
 }
 
+// An evicted hour with appends not yet synced is parked; when it cannot be reopened for the
+// next append (its files unreachable for a moment), it must stay parked: dropped, its appends
+// would be claimed durable without a sync, and a later append would reopen the hour at a stale
+// end and overwrite them.
+TEST(DelayLogStoreTest, AParkedHourThatCannotBeReopenedStaysParked) {
+  TempDir dir;
+  auto store = OpenStore(dir.path(), /*max_open_hours=*/1);
+  const int64_t hour_a_ms = kBaseMs;
+  ASSERT_TRUE(store->Append(hour_a_ms + 1000, "a1").ok());
+  ASSERT_TRUE(store->Sync().ok());
+  ASSERT_TRUE(store->Append(hour_a_ms + 1000, "a2").ok());            // not synced
+  ASSERT_TRUE(store->Append(hour_a_ms + kHourMs + 1000, "b1").ok());  // parks hour A
+  const std::string data_a = dir.path() + "/2026-11-22T16.log";
+  ASSERT_TRUE(std::filesystem::exists(data_a));
+  std::filesystem::rename(data_a, data_a + ".away");
+  EXPECT_FALSE(store->Append(hour_a_ms + 1000, "a3").ok());
+  std::filesystem::rename(data_a + ".away", data_a);
+
+  ASSERT_TRUE(store->Append(hour_a_ms + 1000, "a4").ok());
+  ASSERT_TRUE(store->Sync().ok());
+  EXPECT_EQ(store->durable_sequence(), store->last_sequence());
+  ASSERT_TRUE(store->Close().ok());
+  auto reopened = OpenStore(dir.path());
+  std::vector<std::string> payloads;
+  for (const StoredRecord& r : Read(reopened.get(), (hour_a_ms + 1000) / 1000)) {
+    payloads.push_back(r.payload);
+  }
+  EXPECT_EQ(payloads, (std::vector<std::string>{"a1", "a2", "a4"}));
+}
+
 TEST(DelayLogStoreTest, NextNonEmptySecondSkipsEmptyHoursAndSeconds) {
   TempDir dir;
   auto store = OpenStore(dir.path(), 1);
