@@ -629,10 +629,10 @@ void Bridge::Preload() {
     std::vector<DueRecord> due;
     auto result = PreloadStore(
         *store, horizon_second, config_.max_preloaded_records - in_memory,
-        [&due, &id](RecordPosition position, DelayedRecord&& record) {
+        [&due, &id = id](RecordPosition position, DelayedRecord&& record) {
           due.push_back(DueRecord{id, position, std::move(record)});
         },
-        [this, &id](const std::string& what) {
+        [this, &id = id](const std::string& what) {
           ++corrupt_records_;
           logger_.Error("store " + id.ToString() + ": skipping an unreadable record: " + what);
         });

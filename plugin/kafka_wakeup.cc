@@ -35,12 +35,12 @@ KafkaWakeup::~KafkaWakeup() {
 }
 
 void KafkaWakeup::Arm(std::function<void()> on_wake) {
-  descriptor_.async_read_some(boost::asio::buffer(&counter_, sizeof(counter_)),
-                              [this, alive = alive_, on_wake = std::move(on_wake)](
-                                  const boost::system::error_code& ec, size_t) {
-                                if (!*alive || ec == boost::asio::error::operation_aborted) return;
-                                on_wake();
-                              });
+  descriptor_.async_read_some(
+      boost::asio::buffer(&counter_, sizeof(counter_)),
+      [alive = alive_, on_wake = std::move(on_wake)](const boost::system::error_code& ec, size_t) {
+        if (!*alive || ec == boost::asio::error::operation_aborted) return;
+        on_wake();
+      });
 }
 
 }  // namespace delaybridge::plugin

@@ -8,6 +8,7 @@ packages=(
   librdkafka-dev libboost-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format kcat
+  clang-14 libclang-rt-14-dev
   openjdk-17-jre-headless maven
 )
 

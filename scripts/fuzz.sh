@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in fuzz/ with clang, ASan and UBSan, and runs each one for
+# FUZZ_SECONDS (default 60) on a scratch copy of its seed corpus (fuzz/corpus/<target>; the
+# committed seeds are never modified). Exits non-zero if any target crashes, leaks, exceeds
+# 2 GiB or spends over 10 s on one input; the input that did it is kept under
+# $FUZZ_WORK_DIR/artifacts/ and the target's log is printed.
+#
+#   scripts/fuzz.sh                  # every target, 60 s each, one after the other
+#   FUZZ_SECONDS=300 scripts/fuzz.sh store
+#   scripts/fuzz.sh --seeds          # rewrite the binary seed corpora with the real encoders
+#
+# Reproduce a finding: build-fuzz/bin/<target>_fuzzer <artifact file>
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
+seconds=${FUZZ_SECONDS:-60}
+work=${FUZZ_WORK_DIR:-$build_dir/fuzz-work}
+all_targets=(delay_headers delayed_record config progress_metadata store)
+
+seeds=false
+targets=()
+for arg in "$@"; do
+  case "$arg" in
+    --seeds) seeds=true ;;
+    *) targets+=("$arg") ;;
+  esac
+done
+((${#targets[@]})) || targets=("${all_targets[@]}")
+
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DDELAYBRIDGE_FUZZ=ON -DBUILD_TESTING=OFF -DDELAYBRIDGE_BUILD_BENCHMARKS=OFF \
+  -DDELAYBRIDGE_WERROR=ON >/dev/null
+cmake --build "$build_dir" -j2 --target fuzz_seed_writer "${targets[@]/%/_fuzzer}"
+
+if $seeds; then
+  "$build_dir/bin/fuzz_seed_writer" fuzz/corpus
+  echo "fuzz: seed corpora written to fuzz/corpus/"
+  exit 0
+fi
+
+rm -rf "$work"
+mkdir -p "$work/artifacts"
+failed=()
+for target in "${targets[@]}"; do
+  mkdir -p "$work/corpus-$target"
+  log="$work/$target.log"
+  if "$build_dir/bin/${target}_fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$work/artifacts/$target-" -print_final_stats=1 \
+    "$work/corpus-$target" "fuzz/corpus/$target" >"$log" 2>&1; then
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    echo "fuzz: $target: ${runs:-?} inputs in ${seconds} s, no finding"
+  else
+    failed+=("$target")
+    echo "fuzz: $target FAILED; its log:" >&2
+    tail -n 60 "$log" >&2
+    ls "$work/artifacts/$target-"* 2>/dev/null | sed 's/^/fuzz: finding: /' >&2 || true
+  fi
+done
+if ((${#failed[@]})); then
+  echo "fuzz: ${#failed[@]} target(s) failed: ${failed[*]}" >&2
+  exit 1
+fi
+echo "fuzz: ${#targets[@]} target(s), no finding"
