@@ -8,6 +8,7 @@
 #   scripts/fuzz.sh                  # every target, 60 s each, one after the other
 #   FUZZ_SECONDS=300 scripts/fuzz.sh store
 #   scripts/fuzz.sh --seeds          # rewrite the binary seed corpora with the real encoders
+#   scripts/fuzz.sh --build-only     # build the targets, run none
 #
 # Reproduce a finding: build-fuzz/bin/<target>_fuzzer <artifact file>
 set -euo pipefail
@@ -19,10 +20,12 @@ work=${FUZZ_WORK_DIR:-$build_dir/fuzz-work}
 all_targets=(delay_headers delayed_record config progress_metadata store)
 
 seeds=false
+build_only=false
 targets=()
 for arg in "$@"; do
   case "$arg" in
     --seeds) seeds=true ;;
+    --build-only) build_only=true ;;
     *) targets+=("$arg") ;;
   esac
 done
@@ -33,6 +36,7 @@ CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYP
   -DDELAYBRIDGE_WERROR=ON >/dev/null
 cmake --build "$build_dir" -j2 --target fuzz_seed_writer "${targets[@]/%/_fuzzer}"
 
+$build_only && exit 0
 if $seeds; then
   "$build_dir/bin/fuzz_seed_writer" fuzz/corpus
   echo "fuzz: seed corpora written to fuzz/corpus/"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Sets up the machine, builds every target in Release with warnings as errors, then builds with
 # ASan and UBSan and runs every DelayBridge test: unit tests, mock-cluster end-to-end tests and
-# real-broker end-to-end tests. Exits non-zero if either build or any test fails.
+# real-broker end-to-end tests; runs the plugin tests again under ThreadSanitizer
+# (scripts/tsan.sh); and runs every libFuzzer target for FUZZ_SECONDS (scripts/fuzz.sh), in the
+# background while the real-broker tests mostly wait on the broker. Exits non-zero if any build,
+# test or fuzz target fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,4 +25,25 @@ cmake --build "$build_dir" -j2
 # slow download never eats into a test's timeout. ctest starts and stops the broker itself.
 bash scripts/kafka.sh fetch
 
-ctest --test-dir "$build_dir" --output-on-failure --timeout 900
+bash scripts/tsan.sh
+
+bash scripts/fuzz.sh --build-only
+fuzz_log=$(mktemp)
+bash scripts/fuzz.sh >"$fuzz_log" 2>&1 &
+fuzz_pid=$!
+
+ctest_log=$(mktemp)
+ctest_status=0
+ctest --test-dir "$build_dir" --output-on-failure --timeout 900 2>&1 | tee "$ctest_log" ||
+  ctest_status=$?
+
+fuzz_status=0
+wait "$fuzz_pid" || fuzz_status=$?
+cat "$fuzz_log"
+# ctest's verdict last, where a reader of the log looks for it.
+grep -E '^[0-9]+% tests passed' "$ctest_log" | tail -n 1 || true
+rm -f "$fuzz_log" "$ctest_log"
+if ((ctest_status != 0 || fuzz_status != 0)); then
+  echo "test.sh: ctest exit $ctest_status, fuzz exit $fuzz_status" >&2
+  exit 1
+fi
