@@ -29,6 +29,10 @@ constexpr int kMaxRollbacks = 20;        // aborted transactions in a row before
 constexpr int64_t kNotExactRetryMs = 5;  // a cut put off: the due record is on its way
 constexpr int64_t kHeldRetryMinMs = 100;    // held records: first retry of the store
 constexpr int64_t kHeldRetryMaxMs = 5'000;  // held records: back-off cap
+constexpr int64_t kClockStepMs = 1'000;     // a wall-clock step back this large is reported
+// A step back this large stops the bridge: librdkafka's threads wait for deadlines on the wall
+// clock (librdkafka issue #2145), so its producer and consumer can stall for as long as the step.
+constexpr int64_t kClockStepStopMs = 30'000;
 
 std::string PositionString(RecordPosition p) {
   return std::to_string(p.deliver_at_ms) + "/" + std::to_string(p.ordinal);
@@ -621,14 +625,16 @@ void Bridge::EndRebuildWhenCaughtUp(PartitionStore& store, int64_t now_ms) {
 void Bridge::Preload() {
   if (stopping_ || transaction_failed_) return;
   const int64_t now_ms = clock_.now_ms();
-  const int64_t horizon_second = now_ms / 1000 + config_.preload_seconds + 1;
+  NoticeClockStepBack(now_ms);
+  if (exit_code_ != 0) return;
   for (auto& [id, store] : stores_) {
     if (store->exactly_once() && store->catching_up()) continue;
     const size_t in_memory = deliverer_->in_memory();
     if (in_memory >= config_.max_preloaded_records) break;  // wait for deliveries
     std::vector<DueRecord> due;
     auto result = PreloadStore(
-        *store, horizon_second, config_.max_preloaded_records - in_memory,
+        *store, store->PreloadHorizonSecond(now_ms, config_.preload_seconds),
+        config_.max_preloaded_records - in_memory,
         [&due, &id = id](RecordPosition position, DelayedRecord&& record) {
           due.push_back(DueRecord{id, position, std::move(record)});
         },
@@ -644,6 +650,33 @@ void Bridge::Preload() {
                      " (read again in " + std::to_string(kPreloadIntervalMs) + " ms)");
     }
   }
+}
+
+void Bridge::NoticeClockStepBack(int64_t now_ms) {
+  const int64_t step_ms = last_clock_ms_ - now_ms;
+  last_clock_ms_ = now_ms;
+  if (step_ms < kClockStepMs) return;
+  ++clock_steps_back_;
+  if (step_ms >= kClockStepStopMs) {
+    return Fail(Status::Unavailable(
+        "the wall clock stepped back by " + std::to_string(step_ms) +
+        " ms: librdkafka waits for deadlines on the wall clock (librdkafka issue #2145) and "
+        "could stall this long, so the bridge stops for its supervisor to restart it; after the "
+        "restart " +
+        CheckpointAheadConsequence()));
+  }
+  logger_.Warn("the wall clock stepped back by " + std::to_string(step_ms) +
+               " ms: " + CheckpointAheadConsequence());
+}
+
+std::string Bridge::CheckpointAheadConsequence() const {
+  if (config_.exactly_once()) {
+    return "records asking for a time before a partition's committed checkpoint (which stays "
+           "where the clock had reached) are delivered at once, up to the step early";
+  }
+  return "records are still delivered at the times they ask for; the delivered checkpoints stay "
+         "where the clock had reached until it passes them again (records arriving meanwhile "
+         "are stored after them, and the progress committed to Kafka waits too)";
 }
 
 void Bridge::ApplyAcks() { ApplyAckBatch(deliverer_->TakeAcks()); }
@@ -703,8 +736,8 @@ void Bridge::LogStats() {
       std::to_string(delivery_retries_) + " delivery_refused=" + std::to_string(delivery_refused_) +
       " dead_letters_reduced=" + std::to_string(dead_letters_reduced_) + " dead_letters_dropped=" +
       std::to_string(dead_letters_dropped_) + " corrupt=" + std::to_string(corrupt_records_) +
-      " preload_retries=" + std::to_string(preload_retries_) +
-      " append_failures=" + std::to_string(append_failures_) +
+      " preload_retries=" + std::to_string(preload_retries_) + " clock_steps_back=" +
+      std::to_string(clock_steps_back_) + " append_failures=" + std::to_string(append_failures_) +
       " sync_failures=" + std::to_string(sync_failures_) + " held=" + std::to_string(held_.size()) +
       " in_memory=" + std::to_string(d.in_memory) + " in_wheel=" + std::to_string(d.in_wheel) +
       " in_flight=" + std::to_string(d.in_flight) + " stores=" + std::to_string(stores_.size()) +
@@ -775,6 +808,7 @@ std::map<TopicPartitionId, int64_t> Bridge::OpenStores(
       Fail(store.status().WithContext("assign " + id.ToString()));
       return starts;
     }
+    WarnIfCheckpointAhead(**store, clock_.now_ms());
     if (!(*store)->damaged_checkpoint().empty()) {
       logger_.Error("assigned " + id.ToString() + ": " + (*store)->damaged_checkpoint() +
                     ": ignored; delivering from " + PositionString((*store)->start()) +
@@ -789,6 +823,17 @@ std::map<TopicPartitionId, int64_t> Bridge::OpenStores(
     stores_[id] = std::move(store).value();
   }
   return starts;
+}
+
+void Bridge::WarnIfCheckpointAhead(const PartitionStore& store, int64_t now_ms) {
+  // Up to the preload horizon ahead is normal (the watermark waits at preloaded records).
+  const int64_t ahead_ms = store.start().deliver_at_ms - now_ms;
+  if (ahead_ms <= (config_.preload_seconds + 1) * 1000 + kClockStepMs) return;
+  logger_.Warn("assigned " + store.id().ToString() + ": its delivered checkpoint " +
+               PositionString(store.start()) + " is " + std::to_string(ahead_ms) +
+               " ms ahead of the clock (the clock stepped back, or the previous owner's clock "
+               "runs ahead): " +
+               CheckpointAheadConsequence());
 }
 
 void Bridge::LogAssigned(const PartitionStore& store, const storage::RecoveryReport& report,

@@ -114,6 +114,10 @@ class Bridge final : public RebalanceListener {
 
   // Delivery side (the Deliverer does the delivering).
   void Preload();
+  // Warns when the wall clock went back by kClockStepMs or more since the last call.
+  void NoticeClockStepBack(int64_t now_ms);
+  // What a delivered checkpoint ahead of the clock means for the records arriving now.
+  std::string CheckpointAheadConsequence() const;
   void ApplyAcks();
   void ApplyAckBatch(const AckBatch& acks);
   void PersistCheckpoints();
@@ -122,6 +126,7 @@ class Bridge final : public RebalanceListener {
   // Opens (or rebuilds) the stores of these partitions from the group's committed progress;
   // returns where reading starts.
   std::map<TopicPartitionId, int64_t> OpenStores(const std::vector<TopicPartitionId>& partitions);
+  void WarnIfCheckpointAhead(const PartitionStore& store, int64_t now_ms);
   void LogAssigned(const PartitionStore& store, const storage::RecoveryReport& report,
                    std::optional<int64_t> committed_offset,
                    const std::optional<ProgressMetadata>& kafka_state,
@@ -179,9 +184,11 @@ class Bridge final : public RebalanceListener {
   uint64_t dead_letters_reduced_ = 0;
   uint64_t dead_letters_dropped_ = 0;
   uint64_t corrupt_records_ = 0;
-  uint64_t preload_retries_ = 0;  // walks stopped at a second unreadable for now
-  uint64_t append_failures_ = 0;  // appends a store could not take (the record was held)
-  uint64_t sync_failures_ = 0;    // group-commit syncs that could not start (retried)
+  uint64_t preload_retries_ = 0;   // walks stopped at a second unreadable for now
+  uint64_t append_failures_ = 0;   // appends a store could not take (the record was held)
+  uint64_t sync_failures_ = 0;     // group-commit syncs that could not start (retried)
+  uint64_t clock_steps_back_ = 0;  // wall-clock steps back of kClockStepMs or more
+  int64_t last_clock_ms_ = 0;      // the clock at the last preload walk
 
   std::deque<IncomingRecord> held_;  // consumed, waiting for a store; oldest first
   int64_t held_retry_ms_ = 0;        // back-off before the next retry

@@ -98,7 +98,7 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
   in_memory_.fetch_add(records.size(), std::memory_order_relaxed);
   boost::asio::post(commands_, [this, records = std::move(records)]() mutable {
     for (DueRecord& r : records) {
-      const int64_t deadline_ms = r.position.deliver_at_ms;
+      const int64_t deadline_ms = r.record.requested_deliver_at_ms;
       Add(PendingDelivery{std::move(r.store),
                           r.position,
                           std::move(r.record),
@@ -279,9 +279,9 @@ void Deliverer::Produce(uint64_t token, int64_t now_ms) {
   d->timer = TimerHandle{};
   // Being released: its partition's next owner delivers it.
   if (std::find(releasing_.begin(), releasing_.end(), d->store) != releasing_.end()) return;
-  if (d->position && now_ms < d->position->deliver_at_ms) {
+  if (d->position && now_ms < d->record.requested_deliver_at_ms) {
     // Never early, even if the wheel and the clock disagree by a tick.
-    return ScheduleToken(token, d->position->deliver_at_ms);
+    return ScheduleToken(token, d->record.requested_deliver_at_ms);
   }
   if (transactional_) {
     if (!EnsureTransaction()) return;

@@ -123,7 +123,10 @@ class Deliverer {
   // delivery thread. Records still waiting in the wheel are dropped (they are in the stores).
   void Stop(int flush_timeout_ms);
 
-  // Schedules durable records for delivery at their positions' deliver_at_ms.
+  // Schedules durable records for delivery at the time each asked for. A record's position can
+  // be later than that (PartitionStore::Append places it after the delivered watermark, which
+  // runs ahead of the clock after the clock stepped back, or by up to the preload horizon): it
+  // orders the record in the store, it does not delay it.
   void Schedule(std::vector<DueRecord> records);
   // Produces a record that is in no store now (a dead letter, form kDeadLetter, or
   // exactly_once's delivered-behind record, form kRecord), retrying until acknowledged. It is

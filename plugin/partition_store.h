@@ -16,6 +16,7 @@
 // Thread-safety: none; the bridge's event-loop thread owns it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -64,6 +65,14 @@ class PartitionStore {
   // Every second before this one has been loaded into memory (or was empty).
   int64_t preloaded_until_second() const { return preloaded_until_second_; }
   void set_preloaded_until_second(int64_t second) { preloaded_until_second_ = second; }
+  // The second the preloader loads up to: lookahead_seconds past the clock, or past the
+  // delivered watermark when that is later. The watermark is ahead of the clock after the clock
+  // stepped back (it never moves back, and survives restarts in the checkpoint): records
+  // arriving then are placed at it, and must still be loaded to be delivered at the times they
+  // ask for.
+  int64_t PreloadHorizonSecond(int64_t now_ms, int64_t lookahead_seconds) const {
+    return std::max(now_ms, tracker_.floor_ms()) / 1000 + lookahead_seconds + 1;
+  }
 
   // Appends an accepted record at max(requested, now, watermark floor), so it always sorts
   // after the delivered watermark. Returns the record's position when it lands inside the

@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format kcat
   clang-14 libclang-rt-14-dev
+  faketime
   openjdk-17-jre-headless maven
 )
 

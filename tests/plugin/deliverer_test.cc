@@ -1,7 +1,8 @@
 // Deliverer against librdkafka's mock cluster: records handed over are produced no earlier
-// than due and acknowledged back with their store and position; Release drops what is not yet
-// due; dead letters are acknowledged with their source offset; a record refused for good moves
-// to its dead letter, then to the reduced dead letter, then is dropped, never retried forever;
+// than due (the time each asked for, whatever its position) and acknowledged back with their
+// store and position; Release drops what is not yet due; dead letters are acknowledged with
+// their source offset; a record refused for good moves to its dead letter, then to the reduced
+// dead letter, then is dropped, never retried forever;
 // Stop waits for what is in flight.
 #include "plugin/deliverer.h"
 
@@ -152,6 +153,23 @@ TEST_F(DelivererTest, ProducesWhenDueAndAcknowledgesPositions) {
   EXPECT_EQ(stats.lateness_at_produce.early_count(), 0);
   EXPECT_EQ(stats.in_memory, 0u);
   EXPECT_EQ(deliverer_->TakeStats().delivered, 0u);  // per interval
+}
+
+TEST_F(DelivererTest, ARecordPlacedLaterThanItAskedIsDeliveredWhenItAsked) {
+  // A store places a record after its delivered watermark, which runs ahead of the clock once
+  // the clock stepped back: the position orders it, the time it asked for says when it is due.
+  const int64_t asked_ms = clock_.now_ms() + 200;
+  const RecordPosition placed{clock_.now_ms() + 3'600'000, 7};
+  std::vector<DueRecord> due;
+  due.push_back(DueRecord{kStoreA, placed, Record(kTarget, 1, asked_ms)});
+  deliverer_->Schedule(std::move(due));
+
+  AckBatch acks = AwaitAcks(1, 0);
+  ASSERT_EQ(acks.delivered.size(), 1u) << "held until its position, an hour ahead";
+  EXPECT_EQ(acks.delivered[0].second, placed);
+  const std::vector<TestRecord> out = Consume(kTarget, 2, 1);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_GE(out[0].timestamp_ms, asked_ms) << "early";
 }
 
 TEST_F(DelivererTest, ReleaseDropsTheStoresRecordsOnly) {

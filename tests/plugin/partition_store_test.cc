@@ -307,6 +307,36 @@ TEST_F(PartitionStoreTest, CheckpointNeverPassesARecordAppendedLater) {
   EXPECT_EQ(Preload(*store, (now + 50) / 1000 + 6), (std::vector<int64_t>{7}));
 }
 
+// A wall clock that ran an hour ahead (an NTP step, later corrected) left the checkpoint an hour
+// ahead of the corrected clock, and a restart reads it back: records arriving now are placed
+// after it, and are still loaded and handed over with the time they asked for.
+TEST_F(PartitionStoreTest, AfterTheClockSteppedBackRecordsAreLoadedWithTheTimeTheyAsked) {
+  const int64_t now = kHourStartMs + 10'000;
+  const int64_t ahead = now + 3'600'000;
+  {
+    auto store = Open(now);  // then the clock jumps an hour ahead
+    ASSERT_TRUE(Preload(*store, store->PreloadHorizonSecond(ahead, 5)).empty());
+    ASSERT_TRUE(store->PersistCheckpoint(ahead).ok());
+    EXPECT_EQ(store->last_persisted(), (RecordPosition{ahead, 0}));
+  }
+  auto store = Open(now);  // the clock stepped back; the bridge restarted
+  EXPECT_EQ(store->start(), (RecordPosition{ahead, 0}));
+  EXPECT_FALSE(Append(*store, 1, now + 2000, now).has_value());  // placed at the checkpoint
+  std::vector<std::pair<RecordPosition, int64_t>> loaded;        // position, time asked for
+  auto result = PreloadStore(
+      *store, store->PreloadHorizonSecond(now, 5), 1'000'000,
+      [&loaded](RecordPosition position, DelayedRecord&& r) {
+        loaded.emplace_back(position, r.requested_deliver_at_ms);
+      },
+      [](const std::string& what) { ADD_FAILURE() << what; });
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(loaded.size(), 1u) << "not loaded until the clock reaches the checkpoint";
+  EXPECT_EQ(loaded[0].first, (RecordPosition{ahead, 0}));
+  EXPECT_EQ(loaded[0].second, now + 2000);
+  // The next record lands in the loaded second: straight to the wheel.
+  EXPECT_EQ(Append(*store, 2, now + 3000, now + 1), (RecordPosition{ahead, 1}));
+}
+
 // The source-offset marker only skips records between the group's committed offset and the
 // marker; with no commit (new group, re-created topic) it is ignored, or it would skip records.
 TEST_F(PartitionStoreTest, SourceOffsetMarkerIsTrustedOnlyAboveTheCommittedOffset) {

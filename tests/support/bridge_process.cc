@@ -5,9 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "tests/support/read_file.h"
@@ -18,8 +20,34 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// This process's environment with entries ("NAME=value") added or replacing those of the
+// same name.
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& entries) {
+  std::vector<std::string> env = entries;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view inherited(*e);
+    const std::string_view name = inherited.substr(0, inherited.find('='));
+    const bool replaced = std::any_of(entries.begin(), entries.end(), [name](const auto& entry) {
+      return entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
+             entry[name.size()] == '=';
+    });
+    if (!replaced) env.emplace_back(inherited);
+  }
+  return env;
+}
+
 // fork + exec with stdout/stderr redirected to out_fd; returns the child's pid or -1.
-pid_t Spawn(const std::string& binary, const std::vector<std::string>& args, int out_fd) {
+pid_t Spawn(const std::string& binary, const std::vector<std::string>& args, int out_fd,
+            const std::vector<std::string>& environment = {}) {
+  // Everything exec needs is built before fork: the child may only make async-signal-safe calls.
+  std::vector<std::string> env_strings = EnvironmentWith(environment);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(binary.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
   // Child: only async-signal-safe calls until exec.
@@ -27,11 +55,7 @@ pid_t Spawn(const std::string& binary, const std::vector<std::string>& args, int
   ::dup2(out_fd, 2);
   const int null_fd = ::open("/dev/null", O_RDONLY);
   if (null_fd >= 0) ::dup2(null_fd, 0);
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(binary.c_str()));
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  ::execv(binary.c_str(), argv.data());
+  ::execve(binary.c_str(), argv.data(), envp.data());
   ::_exit(127);
 }
 
@@ -57,7 +81,7 @@ Status BridgeProcess::Start() {
   if (pid_ > 0) return Status::FailedPrecondition("bridge already running");
   const int fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IOError("open " + log_path_ + ": " + std::strerror(errno));
-  pid_ = Spawn(binary_, {"--config", config_path_}, fd);
+  pid_ = Spawn(binary_, {"--config", config_path_}, fd, environment_);
   ::close(fd);
   if (pid_ < 0) return Status::IOError(std::string("fork: ") + std::strerror(errno));
   return Status::Ok();
@@ -101,11 +125,16 @@ std::string BridgeProcess::Log() const { return ReadFile(log_path_); }
 Result<int> BridgeProcess::Terminate(std::chrono::milliseconds timeout) {
   if (pid_ <= 0) return Status::FailedPrecondition("bridge not running");
   ::kill(pid_, SIGTERM);
+  return WaitForExit(timeout, "of SIGTERM");
+}
+
+Result<int> BridgeProcess::WaitForExit(std::chrono::milliseconds timeout, const std::string& what) {
+  if (pid_ <= 0) return Status::FailedPrecondition("bridge not running");
   const std::optional<int> status = WaitUntil(pid_, Clock::now() + timeout);
   if (!status) {
     Kill();
     return Status::Unavailable("bridge did not exit within " + std::to_string(timeout.count()) +
-                               " ms of SIGTERM");
+                               " ms " + what);
   }
   pid_ = -1;
   if (!WIFEXITED(*status)) {

@@ -27,6 +27,8 @@ class BridgeProcess {
 
   // Starts `binary --config config_path`, appending its output to the log file.
   Status Start();
+  // Entries ("NAME=value") added to the environment of every later Start().
+  void set_environment(std::vector<std::string> entries) { environment_ = std::move(entries); }
   bool running();
   // Waits until the log contains needle (true), the process exits, or timeout passes.
   bool WaitForLog(const std::string& needle, std::chrono::milliseconds timeout);
@@ -37,6 +39,10 @@ class BridgeProcess {
   // SIGTERM, then waits for the exit; returns the exit code (or an error when it was killed
   // by a signal or did not exit in time, after a SIGKILL).
   Result<int> Terminate(std::chrono::milliseconds timeout);
+  // Waits for the bridge to exit by itself; returns the exit code like Terminate (SIGKILLs it
+  // when timeout passes; what names the wait in that error).
+  Result<int> WaitForExit(std::chrono::milliseconds timeout,
+                          const std::string& what = "of stopping by itself");
   // SIGKILL and reap: a crash.
   void Kill();
   // SIGSTOP / SIGCONT: a process that stalls (a long GC-like pause, a frozen VM) and resumes.
@@ -49,6 +55,7 @@ class BridgeProcess {
   std::string binary_;
   std::string config_path_;
   std::string log_path_;
+  std::vector<std::string> environment_;
   pid_t pid_ = -1;
 };
 
