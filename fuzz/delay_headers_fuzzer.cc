@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (input.Byte() & 1) in.timestamp_ms = 1'800'000'000'000;
   const int header_count = input.Byte() % 8;
   for (int i = 0; i < header_count; ++i) {
-    RecordHeader header;
+    KafkaHeader header;
     header.name = std::string(input.Piece());
     if (input.Byte() & 1) header.value = std::string(input.Piece());
     in.headers.push_back(std::move(header));

@@ -13,6 +13,8 @@
 #include <memory>
 #include <sstream>
 
+#include "core/duration.h"
+
 namespace delaybridge::plugin {
 
 namespace {
@@ -98,7 +100,7 @@ Result<int64_t> DurationAt(const YAML::Node& node, const std::string& path) {
   auto text = ScalarAt(node, path);
   if (!text.ok()) return text.status();
   auto ms = ParseDurationMs(*text);
-  if (!ms.ok()) return ms.status().WithContext(path);
+  if (!ms.ok()) return KeyError(path, ms.status().message() + ", got " + Quote(*text));
   return ms;
 }
 
@@ -449,30 +451,6 @@ std::string DefaultGroupInstanceId(const std::string& storage_dir) {
   char suffix[17];
   std::snprintf(suffix, sizeof(suffix), "%016llx", static_cast<unsigned long long>(hash));
   return std::string("delaybridge-") + host + "-" + suffix;
-}
-
-Result<int64_t> ParseDurationMs(std::string_view text) {
-  static const std::pair<const char*, int64_t> kUnits[] = {
-      {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}};
-  const auto bad = [&text] {
-    return Status::InvalidArgument("must be a duration like 500ms, 30s, 15m, 2h or 3650d, got " +
-                                   Quote(text));
-  };
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0) return bad();
-  const std::string_view unit = text.substr(digits);
-  for (const auto& [name, scale] : kUnits) {
-    if (unit != name) continue;
-    int64_t count = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + digits, count);
-    if (ec != std::errc() || ptr != text.data() + digits ||
-        count > std::numeric_limits<int64_t>::max() / scale) {
-      return Status::InvalidArgument("duration " + Quote(text) + " is too large");
-    }
-    return count * scale;
-  }
-  return bad();
 }
 
 Result<BridgeConfig> ParseConfig(const std::string& yaml_text) {

@@ -100,9 +100,6 @@ struct BridgeConfig {
 // same machine, different for another machine or another store directory on the same one.
 std::string DefaultGroupInstanceId(const std::string& storage_dir);
 
-// Parses a duration: an unsigned integer followed by ms, s, m, h or d ("500ms", "3650d").
-Result<int64_t> ParseDurationMs(std::string_view text);
-
 // Parses and validates YAML text; errors carry the key path.
 Result<BridgeConfig> ParseConfig(const std::string& yaml_text);
 

@@ -9,7 +9,7 @@ namespace delaybridge::plugin {
 namespace {
 
 std::string ErrorOf(const DelayedRecord& record) {
-  for (const RecordHeader& h : record.headers) {
+  for (const KafkaHeader& h : record.headers) {
     if (h.name == kDelayErrorHeader && h.value) return *h.value;
   }
   return std::string();
@@ -24,7 +24,7 @@ DelayedRecord MakeDeadLetter(const IncomingRecord& in, const std::string& reason
   r.key = in.key;
   r.value = in.value;
   r.headers = StripReservedHeaders(in.headers);
-  r.headers.push_back(RecordHeader{std::string(kDelayErrorHeader), reason});
+  r.headers.push_back(KafkaHeader{std::string(kDelayErrorHeader), reason});
   r.source_topic = in.topic;
   r.source_partition = in.partition;
   r.source_offset = in.offset;
@@ -36,7 +36,7 @@ DelayedRecord DeadLetterOfDelivery(const DelayedRecord& record, const std::strin
                                    const std::string& dead_letter_topic) {
   DelayedRecord r = record;
   r.target_topic = dead_letter_topic;
-  r.headers.push_back(RecordHeader{std::string(kDelayErrorHeader), reason});
+  r.headers.push_back(KafkaHeader{std::string(kDelayErrorHeader), reason});
   return r;
 }
 
@@ -45,11 +45,11 @@ DelayedRecord ReduceDeadLetter(const DelayedRecord& letter, const std::string& r
   r.target_topic = letter.target_topic;
   if (letter.key && letter.key->size() <= kReducedKeyMaxBytes) r.key = letter.key;
   const std::string first = ErrorOf(letter);
-  r.headers.push_back(RecordHeader{
+  r.headers.push_back(KafkaHeader{
       std::string(kDelayErrorHeader),
       (first.empty() ? std::string() : first + "; ") + reason + "; value and headers dropped"});
-  r.headers.push_back(RecordHeader{std::string(kDelayOriginalBytesHeader),
-                                   std::to_string(RecordPayloadBytes(letter))});
+  r.headers.push_back(KafkaHeader{std::string(kDelayOriginalBytesHeader),
+                                  std::to_string(RecordPayloadBytes(letter))});
   r.source_topic = letter.source_topic;
   r.source_partition = letter.source_partition;
   r.source_offset = letter.source_offset;
@@ -60,14 +60,14 @@ DelayedRecord ReduceDeadLetter(const DelayedRecord& letter, const std::string& r
 
 size_t RecordPayloadBytes(const DelayedRecord& record) {
   size_t bytes = (record.key ? record.key->size() : 0) + (record.value ? record.value->size() : 0);
-  for (const RecordHeader& h : record.headers) {
+  for (const KafkaHeader& h : record.headers) {
     if (!IsReservedHeader(h.name)) bytes += h.name.size() + (h.value ? h.value->size() : 0);
   }
   return bytes;
 }
 
-std::vector<RecordHeader> StripReservedHeaders(std::vector<RecordHeader> headers) {
-  std::erase_if(headers, [](const RecordHeader& h) { return IsReservedHeader(h.name); });
+std::vector<KafkaHeader> StripReservedHeaders(std::vector<KafkaHeader> headers) {
+  std::erase_if(headers, [](const KafkaHeader& h) { return IsReservedHeader(h.name); });
   return headers;
 }
 

@@ -42,6 +42,6 @@ size_t RecordPayloadBytes(const DelayedRecord& record);
 
 // Drops the headers only the bridge may set (x-delay-source, x-delay-error) from a producer's
 // headers, so a consumer that trusts them cannot be misled.
-std::vector<RecordHeader> StripReservedHeaders(std::vector<RecordHeader> headers);
+std::vector<KafkaHeader> StripReservedHeaders(std::vector<KafkaHeader> headers);
 
 }  // namespace delaybridge::plugin

@@ -20,18 +20,19 @@ namespace delaybridge::plugin {
 // The encoding version written by EncodeDelayedRecord; Decode rejects any other.
 inline constexpr uint8_t kDelayedRecordVersion = 1;
 
-struct RecordHeader {
+// One header of a Kafka record (not the DelayLog's on-disk record header, storage::RecordHeader).
+struct KafkaHeader {
   std::string name;
   std::optional<std::string> value;  // nullopt: null header value (Kafka allows it)
-  bool operator==(const RecordHeader&) const = default;
+  bool operator==(const KafkaHeader&) const = default;
 };
 
 struct DelayedRecord {
   std::string target_topic;
-  std::optional<std::string> key;     // nullopt: null key
-  std::optional<std::string> value;   // nullopt: null value (a tombstone)
-  std::vector<RecordHeader> headers;  // the original headers minus x-delay/x-deliver-at/
-                                      // x-target-topic
+  std::optional<std::string> key;    // nullopt: null key
+  std::optional<std::string> value;  // nullopt: null value (a tombstone)
+  std::vector<KafkaHeader> headers;  // the original headers minus x-delay/x-deliver-at/
+                                     // x-target-topic
   std::string source_topic;
   int32_t source_partition = 0;
   int64_t source_offset = 0;

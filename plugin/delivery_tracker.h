@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <set>
 #include <utility>
@@ -28,7 +29,12 @@ class DeliveryTracker {
   // start: the checkpoint read at open (or the position of the store's first record).
   explicit DeliveryTracker(RecordPosition start) : floor_(start) {}
 
-  void Add(RecordPosition position) { outstanding_.insert(position); }
+  void Add(RecordPosition position) {
+    // The ordering rule every checkpoint rests on: a record loaded or appended after the
+    // watermark moved is ordered after it, or the watermark would already claim it delivered.
+    assert(!(position < floor_) && "a record ordered before the delivered watermark");
+    outstanding_.insert(position);
+  }
   // Called on the broker's acknowledgement. Returns false when position was not outstanding.
   bool Acknowledge(RecordPosition position) { return outstanding_.erase(position) == 1; }
 

@@ -25,7 +25,7 @@ struct IncomingRecord {
   std::optional<int64_t> timestamp_ms;  // nullopt: the record has no timestamp
   std::optional<std::string> key;
   std::optional<std::string> value;
-  std::vector<RecordHeader> headers;  // all of them, in order
+  std::vector<KafkaHeader> headers;  // all of them, in order
 };
 
 struct IngestPolicy {

@@ -1,6 +1,7 @@
 #include "plugin/partition_store.h"
 
 #include <algorithm>
+#include <cassert>
 #include <filesystem>
 
 #include "plugin/store_identity.h"
@@ -242,6 +243,8 @@ Result<std::optional<RecordPosition>> PartitionStore::Append(const DelayedRecord
                     : std::max({record.requested_deliver_at_ms, now_ms, tracker_.floor_ms()});
   auto appended = log_->Append(deliver_at_ms, encoded);
   if (!appended.ok()) return appended.status();
+  const RecordPosition position{deliver_at_ms, appended->ordinal};
+  assert(!(position < tracker_.floor()) && "appended before the delivered watermark");
   offsets_.AddStored(record.source_offset, appended->sequence);
   // Placed later than asked: a rebuild could not tell where, so it holds late_below back.
   progress_.AddStored(record.source_offset, deliver_at_ms,
@@ -249,7 +252,6 @@ Result<std::optional<RecordPosition>> PartitionStore::Append(const DelayedRecord
   if (appended->second >= preloaded_until_second_) return std::optional<RecordPosition>();
   // The preloader has passed this second: the record goes to the wheel directly, and the
   // tracker must hold it from now on so no checkpoint can claim it delivered.
-  const RecordPosition position{deliver_at_ms, appended->ordinal};
   tracker_.Add(position);
   return std::optional<RecordPosition>(position);
 }

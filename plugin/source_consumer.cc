@@ -31,7 +31,7 @@ IncomingRecord ToIncoming(RdKafka::Message& m) {
   if (m.payload()) r.value.emplace(static_cast<const char*>(m.payload()), m.len());
   if (RdKafka::Headers* headers = m.headers()) {
     for (const auto& h : headers->get_all()) {
-      RecordHeader header{h.key(), std::nullopt};
+      KafkaHeader header{h.key(), std::nullopt};
       if (h.value()) header.value.emplace(static_cast<const char*>(h.value()), h.value_size());
       r.headers.push_back(std::move(header));
     }

@@ -24,7 +24,7 @@
 
 #include "core/status.h"
 #include "plugin/ingest.h"
-#include "plugin/kafka_events.h"
+#include "plugin/kafka_event_logger.h"
 #include "plugin/kafka_wakeup.h"
 #include "plugin/log.h"
 #include "plugin/topic_partition.h"

@@ -1,6 +1,5 @@
 #include "storage/delivery_checkpoint.h"
 
-#include "storage/checkpoint_file.h"
 #include "storage/coding.h"
 #include "storage/crc32c.h"
 #include "storage/format.h"

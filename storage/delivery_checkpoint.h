@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -30,5 +31,31 @@ Status WriteDeliveryCheckpoint(const std::string& store_dir, const DeliveryCheck
 
 // nullopt when the store has no checkpoint yet; Corruption when the file fails its checks.
 Result<std::optional<DeliveryCheckpoint>> ReadDeliveryCheckpoint(const std::string& store_dir);
+
+// ---- The replacement in steps ----
+// WriteDeliveryCheckpoint is WriteDeliveryCheckpointSteps with a hook that never stops; tests
+// stop the replacement after any step, exactly as a crash would.
+
+inline constexpr const char* kCheckpointTempFileName = "CHECKPOINT.tmp";
+
+enum class CheckpointStep {
+  kTempOpened,       // CHECKPOINT.tmp created or truncated, empty
+  kTempHalfWritten,  // the first half of the bytes written
+  kTempWritten,      // every byte written, not synced
+  kTempSynced,       // fdatasync'ed
+  kRenamed,          // renamed over CHECKPOINT, directory not synced
+  kDirSynced,        // done
+};
+
+// Called after each step; returning false stops the replacement there (as a crash would) and
+// makes the write return FailedPrecondition("interrupted ...").
+using CheckpointStepHook = std::function<bool(CheckpointStep)>;
+
+Status WriteDeliveryCheckpointSteps(const std::string& store_dir, const DeliveryCheckpoint& cp,
+                                    const CheckpointStepHook& continue_after);
+
+// The 40 bytes of the file, and their inverse (Corruption naming path on any failed check).
+std::string EncodeCheckpoint(const DeliveryCheckpoint& cp);
+Result<DeliveryCheckpoint> DecodeCheckpoint(const std::string& bytes, const std::string& path);
 
 }  // namespace delaybridge::storage

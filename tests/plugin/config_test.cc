@@ -83,18 +83,6 @@ kafka_stats_file: /var/log/delaybridge/kafka-stats.jsonl
   EXPECT_EQ(good->OutputTopics(), (std::set<std::string>{"b", "dlq"}));
 }
 
-TEST(ConfigTest, ParsesDurations) {
-  EXPECT_EQ(ParseDurationMs("500ms").value(), 500);
-  EXPECT_EQ(ParseDurationMs("30s").value(), 30'000);
-  EXPECT_EQ(ParseDurationMs("15m").value(), 900'000);
-  EXPECT_EQ(ParseDurationMs("2h").value(), 7'200'000);
-  EXPECT_EQ(ParseDurationMs("3650d").value(), 3650LL * 86'400'000);
-  for (const char* bad : {"", "ms", "10", "10x", "-5s", "1.5h", " 5s", "5 s",
-                          "99999999999999999999d", "106751991167301d"}) {
-    EXPECT_FALSE(ParseDurationMs(bad).ok()) << bad;
-  }
-}
-
 TEST(ConfigTest, ErrorsNameTheKeyPath) {
   struct Case {
     std::string yaml;

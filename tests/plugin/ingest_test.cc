@@ -18,7 +18,7 @@ IngestPolicy Policy(uint32_t max_record_bytes = 4096) {
   return IngestPolicy{DelayPolicy{3'600'000, &kAllowed}, max_record_bytes};
 }
 
-IncomingRecord Incoming(std::vector<RecordHeader> headers) {
+IncomingRecord Incoming(std::vector<KafkaHeader> headers) {
   IncomingRecord in;
   in.topic = "delayed";
   in.partition = 3;
@@ -48,7 +48,7 @@ TEST(IngestTest, AcceptedRecordDropsTheDelayHeadersAndTheBridgesOwn) {
   EXPECT_EQ(a.record.requested_deliver_at_ms, kNow + 3000);
   EXPECT_EQ(a.record.key, std::optional<std::string>("k"));
   EXPECT_EQ(a.record.value, std::optional<std::string>("v"));
-  const std::vector<RecordHeader> kept = {{"trace", "t1"}, {"null", std::nullopt}};
+  const std::vector<KafkaHeader> kept = {{"trace", "t1"}, {"null", std::nullopt}};
   EXPECT_EQ(a.record.headers, kept);
   EXPECT_EQ(a.record.SourceId(), "delayed/3/42");
   EXPECT_EQ(a.record.source_timestamp_ms, kNow - 500);
@@ -59,7 +59,7 @@ TEST(IngestTest, AcceptedRecordDropsTheDelayHeadersAndTheBridgesOwn) {
 
 TEST(IngestTest, EveryRejectionHasItsReason) {
   struct Case {
-    std::vector<RecordHeader> headers;
+    std::vector<KafkaHeader> headers;
     std::string reason_prefix;
   };
   const Case cases[] = {
@@ -105,7 +105,7 @@ TEST(DeadLetterTest, KeepsTheOriginalAndAddsTheReason) {
   EXPECT_EQ(dl.target_topic, "delayed.dlq");
   EXPECT_FALSE(dl.key.has_value());
   EXPECT_EQ(dl.value, std::optional<std::string>("v"));
-  const std::vector<RecordHeader> headers = {
+  const std::vector<KafkaHeader> headers = {
       {"x-delay", "soon"}, {"trace", "t"}, {"x-delay-error", "x-delay: bad"}};
   EXPECT_EQ(dl.headers, headers);
   EXPECT_EQ(dl.SourceId(), "delayed/3/42");
@@ -120,8 +120,8 @@ TEST(DeadLetterTest, OfADeliveryNamesTheRefusal) {
   const DelayedRecord dl = DeadLetterOfDelivery(record, "delivery: orders refused it", "dlq");
   EXPECT_EQ(dl.target_topic, "dlq");
   EXPECT_EQ(dl.value, record.value);
-  const std::vector<RecordHeader> headers = {{"trace", "t"},
-                                             {"x-delay-error", "delivery: orders refused it"}};
+  const std::vector<KafkaHeader> headers = {{"trace", "t"},
+                                            {"x-delay-error", "delivery: orders refused it"}};
   EXPECT_EQ(dl.headers, headers);
 }
 
@@ -135,7 +135,7 @@ TEST(DeadLetterTest, ReducedKeepsWhatIdentifiesTheRecord) {
   EXPECT_FALSE(reduced.value.has_value());
   EXPECT_EQ(reduced.SourceId(), "delayed/3/42");
   // key 1 + value 100 + "x-delay" "soon" 11 + "trace" "t" 6; not the bridge's x-delay-error.
-  const std::vector<RecordHeader> headers = {
+  const std::vector<KafkaHeader> headers = {
       {"x-delay-error", "x-delay: bad; dead letter: too large; value and headers dropped"},
       {"x-delay-original-bytes", "118"}};
   EXPECT_EQ(reduced.headers, headers);

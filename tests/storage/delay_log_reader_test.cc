@@ -8,16 +8,16 @@
 #include "storage/delay_log_store.h"
 #include "storage/format.h"
 #include "tests/storage/file_bytes.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace delaybridge::storage {
 namespace {
 
+using delaybridge::testing::TempDir;
 using testing::CutFile;
 using testing::FlipBit;
 using testing::OverwriteBytes;
 using testing::ReadFileBytes;
-using testing::TempDir;
 
 constexpr int64_t kBaseMs = 1'795'363'200'000;  // 2026-11-22T16:00:00Z
 constexpr int64_t kHour = kBaseMs / 3'600'000;

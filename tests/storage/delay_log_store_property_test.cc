@@ -9,12 +9,12 @@
 
 #include "storage/delay_log_reader.h"
 #include "storage/delay_log_store.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace delaybridge::storage {
 namespace {
 
-using testing::TempDir;
+using delaybridge::testing::TempDir;
 
 constexpr int64_t kNowMs = 1'795'363'200'000;  // 2026-11-22T16:00:00Z
 constexpr int64_t kHourMs = 3'600'000;
@@ -164,7 +164,7 @@ class PropertyRun {
 TEST(DelayLogStorePropertyTest, SecondsReadBackExactlyWhatWasAppended) {
   for (uint32_t seed : {1u, 2u, 3u, 20261122u}) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    TempDir dir(testing::FastTempBase());
+    TempDir dir("storage-test", TempDir::Place::kMemory);
     PropertyRun run(seed, dir.path());
     for (int step = 0; step < 1200 && !HasFatalFailure(); ++step) run.Step();
     run.CheckEverything();

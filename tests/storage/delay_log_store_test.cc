@@ -9,13 +9,13 @@
 #include "storage/crc32c.h"
 #include "storage/format.h"
 #include "tests/storage/open_store.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace delaybridge::storage {
 namespace {
 
+using delaybridge::testing::TempDir;
 using testing::OpenStore;
-using testing::TempDir;
 
 constexpr int64_t kHourMs = 3'600'000;
 constexpr int64_t kBaseMs = 1'795'363'200'000;  // 2026-11-22T16:00:00Z

@@ -5,13 +5,12 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "storage/checkpoint_file.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace delaybridge::storage {
 namespace {
 
-using testing::TempDir;
+using delaybridge::testing::TempDir;
 
 void ExpectEqual(const DeliveryCheckpoint& a, const DeliveryCheckpoint& b) {
   EXPECT_EQ(a.next_deliver_at_ms, b.next_deliver_at_ms);

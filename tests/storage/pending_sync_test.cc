@@ -16,14 +16,13 @@
 #include "storage/format.h"
 #include "storage/heads_file.h"
 #include "tests/storage/open_store.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace delaybridge::storage {
 namespace {
 
-using testing::FastTempBase;
+using delaybridge::testing::TempDir;
 using testing::OpenStore;
-using testing::TempDir;
 
 constexpr int64_t kBaseMs = 1'795'363'200'000;  // 2026-11-22T16:00:00Z
 constexpr int64_t kBaseHour = kBaseMs / kMsPerHour;
@@ -155,7 +154,7 @@ RecoveryReport ReopenClean(const std::string& dir, std::unique_ptr<DelayLogStore
 TEST(PendingSyncTest, OwnerKeepsWorkingWhileRunExecutesOnAnotherThread) {
   for (uint32_t seed = 1; seed <= 12; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    TempDir dir(FastTempBase());
+    TempDir dir("storage-test", TempDir::Place::kMemory);
     size_t max_open_hours = 1 + seed % 3;
     std::unique_ptr<DelayLogStore> store = OpenStore(dir.path(), max_open_hours);
     ASSERT_NE(store, nullptr);
@@ -249,7 +248,7 @@ void CopyAll(const std::string& from, const std::string& to) {
 // repair: no head table claiming entries the image lacks, no torn tail.
 void CheckCrashImage(const std::string& live, const std::map<std::string, uint64_t>& sizes,
                      const Model& model, uint64_t max_sequence) {
-  TempDir image(FastTempBase());
+  TempDir image("storage-test", TempDir::Place::kMemory);
   CopyAsCrashImage(live, image.path(), sizes);
   std::unique_ptr<DelayLogStore> copy;
   RecoveryReport report = ReopenClean(image.path(), &copy);
@@ -261,7 +260,7 @@ void CheckCrashImage(const std::string& live, const std::map<std::string, uint64
 TEST(PendingSyncTest, CrashImagesDuringAndRightAfterASyncHoldEveryDurableRecord) {
   for (uint32_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    TempDir live(FastTempBase());
+    TempDir live("storage-test", TempDir::Place::kMemory);
     std::unique_ptr<DelayLogStore> store = OpenStore(live.path(), 1 + seed % 3);
     ASSERT_NE(store, nullptr);
     Model model(seed);
@@ -307,7 +306,7 @@ TEST(PendingSyncTest, CrashImagesDuringAndRightAfterASyncHoldEveryDurableRecord)
       }
       {
         SCOPED_TRACE("crash after FinishSync: page cache kept");
-        TempDir image(FastTempBase());
+        TempDir image("storage-test", TempDir::Place::kMemory);
         CopyAll(live.path(), image.path());
         RecoveryReport report;
         std::unique_ptr<DelayLogStore> copy = OpenStore(image.path(), 4, &report);
@@ -324,7 +323,7 @@ TEST(PendingSyncTest, CrashImagesDuringAndRightAfterASyncHoldEveryDurableRecord)
 // BeginSync: it covers exactly the entries that sync made durable, not the ones appended in
 // flight, even though the hour was evicted and reopened meanwhile.
 TEST(PendingSyncTest, HeadTableSavedByFinishSyncCoversOnlyWhatTheSyncCovered) {
-  TempDir live(FastTempBase());
+  TempDir live("storage-test", TempDir::Place::kMemory);
   std::unique_ptr<DelayLogStore> store = OpenStore(live.path(), 1);
   ASSERT_NE(store, nullptr);
   const uint64_t synced_before = 100;
@@ -349,7 +348,7 @@ TEST(PendingSyncTest, HeadTableSavedByFinishSyncCoversOnlyWhatTheSyncCovered) {
   ASSERT_TRUE(store->Append(kBaseMs + kMsPerHour + 1, "next hour again").ok());
   {
     SCOPED_TRACE("crash in flight: nothing of the running sync reached the disk");
-    TempDir image(FastTempBase());
+    TempDir image("storage-test", TempDir::Place::kMemory);
     CopyAsCrashImage(live.path(), image.path(), sizes_durable);
     std::unique_ptr<DelayLogStore> copy;
     RecoveryReport report = ReopenClean(image.path(), &copy);
@@ -367,7 +366,7 @@ TEST(PendingSyncTest, HeadTableSavedByFinishSyncCoversOnlyWhatTheSyncCovered) {
 
   {
     SCOPED_TRACE("crash after FinishSync: everything after BeginSync lost");
-    TempDir image(FastTempBase());
+    TempDir image("storage-test", TempDir::Place::kMemory);
     CopyAsCrashImage(live.path(), image.path(), sizes_at_begin);
     std::unique_ptr<DelayLogStore> copy;
     RecoveryReport report = ReopenClean(image.path(), &copy);
@@ -384,7 +383,7 @@ TEST(PendingSyncTest, HeadTableSavedByFinishSyncCoversOnlyWhatTheSyncCovered) {
 }
 
 TEST(PendingSyncTest, OnlyOneSyncInFlight) {
-  TempDir dir(FastTempBase());
+  TempDir dir("storage-test", TempDir::Place::kMemory);
   std::unique_ptr<DelayLogStore> store = OpenStore(dir.path(), 2);
   ASSERT_TRUE(store->Append(kBaseMs, "a").ok());
   Result<std::unique_ptr<PendingSync>> first = store->BeginSync();
@@ -404,8 +403,8 @@ TEST(PendingSyncTest, OnlyOneSyncInFlight) {
 }
 
 TEST(PendingSyncTest, FinishSyncRejectsAPendingSyncOfAnotherStore) {
-  TempDir dir_a(FastTempBase());
-  TempDir dir_b(FastTempBase());
+  TempDir dir_a("storage-test", TempDir::Place::kMemory);
+  TempDir dir_b("storage-test", TempDir::Place::kMemory);
   std::unique_ptr<DelayLogStore> a = OpenStore(dir_a.path(), 2);
   std::unique_ptr<DelayLogStore> b = OpenStore(dir_b.path(), 2);
   ASSERT_TRUE(a->Append(kBaseMs, "a").ok());
@@ -428,7 +427,7 @@ TEST(PendingSyncTest, FinishSyncRejectsAPendingSyncOfAnotherStore) {
 TEST(PendingSyncTest, FailedRunPoisonsTheStoreLikeAFailedSync) {
   for (bool run_called : {true, false}) {
     SCOPED_TRACE(run_called ? "Run reported a failure" : "Run never called, ok claimed");
-    TempDir dir(FastTempBase());
+    TempDir dir("storage-test", TempDir::Place::kMemory);
     std::unique_ptr<DelayLogStore> store = OpenStore(dir.path(), 2);
     ASSERT_TRUE(store->Append(kBaseMs, "a").ok());
     Result<std::unique_ptr<PendingSync>> sync = store->BeginSync();
@@ -458,7 +457,7 @@ TEST(PendingSyncTest, FailedRunPoisonsTheStoreLikeAFailedSync) {
 }
 
 TEST(PendingSyncTest, EmptyWhenNothingWasAppendedSinceTheLastSync) {
-  TempDir dir(FastTempBase());
+  TempDir dir("storage-test", TempDir::Place::kMemory);
   std::unique_ptr<DelayLogStore> store = OpenStore(dir.path(), 2);
   for (int round = 0; round < 2; ++round) {
     Result<std::unique_ptr<PendingSync>> sync = store->BeginSync();

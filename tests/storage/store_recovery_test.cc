@@ -12,16 +12,16 @@
 #include "storage/format.h"
 #include "tests/storage/file_bytes.h"
 #include "tests/storage/open_store.h"
-#include "tests/storage/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace delaybridge::storage {
 namespace {
 
+using delaybridge::testing::TempDir;
 using testing::CutFile;
 using testing::FlipBit;
 using testing::OpenStore;
 using testing::ReadFileBytes;
-using testing::TempDir;
 
 constexpr int64_t kBaseMs = 1'795'363'200'000;  // 2026-11-22T16:00:00Z
 constexpr int64_t kBaseSecond = kBaseMs / 1000;
@@ -118,7 +118,7 @@ TEST_P(StoreCrashTest, TornLastRecordAtEveryByteBoundary) {
       if (data_cut == image.data_before_last && index_cut == image.index_before_last) continue;
       SCOPED_TRACE("data cut at " + std::to_string(data_cut) + ", index cut at " +
                    std::to_string(index_cut));
-      TempDir damaged(testing::FastTempBase());
+      TempDir damaged("storage-test", TempDir::Place::kMemory);
       CopyDir(image.dir.path(), damaged.path());
       CutFile(damaged.path() + "/2026-11-22T16.log", data_cut);
       CutFile(damaged.path() + "/2026-11-22T16.idx", index_cut);
@@ -137,7 +137,7 @@ TEST_P(StoreCrashTest, FlippedBitsInTheLastRecord) {
   for (uint64_t offset = image.data_before_last; offset < image.data_size; ++offset) {
     for (int bit = 0; bit < 8; ++bit) {
       SCOPED_TRACE("data byte " + std::to_string(offset) + " bit " + std::to_string(bit));
-      TempDir damaged(testing::FastTempBase());
+      TempDir damaged("storage-test", TempDir::Place::kMemory);
       CopyDir(image.dir.path(), damaged.path());
       FlipBit(damaged.path() + "/2026-11-22T16.log", offset, bit);
       // The entry is intact: the record stays in its chain, reported, never returned.
@@ -157,7 +157,7 @@ TEST_P(StoreCrashTest, FlippedBitsInTheLastIndexEntry) {
   for (uint64_t offset = image.index_before_last; offset < image.index_size; ++offset) {
     for (int bit = 0; bit < 8; ++bit) {
       SCOPED_TRACE("index byte " + std::to_string(offset) + " bit " + std::to_string(bit));
-      TempDir damaged(testing::FastTempBase());
+      TempDir damaged("storage-test", TempDir::Place::kMemory);
       CopyDir(image.dir.path(), damaged.path());
       FlipBit(damaged.path() + "/2026-11-22T16.idx", offset, bit);
       RecoveryReport report = ReopenAndCheck(damaged.path(), /*expect_last_present=*/false);

@@ -9,9 +9,21 @@
 
 namespace delaybridge::testing {
 
-TempDir::TempDir(const std::string& prefix) {
+namespace {
+
+std::string BaseDirectory(TempDir::Place place) {
+  std::error_code ignored;
+  if (place == TempDir::Place::kMemory && std::filesystem::is_directory("/dev/shm", ignored)) {
+    return "/dev/shm";
+  }
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + ".XXXXXX";
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+}  // namespace
+
+TempDir::TempDir(const std::string& prefix, Place place) {
+  std::string pattern = BaseDirectory(place) + "/" + prefix + ".XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   if (!::mkdtemp(buf.data())) throw std::runtime_error("mkdtemp " + pattern + " failed");

@@ -1,6 +1,6 @@
-// TempDir: a fresh directory under $TMPDIR (or /tmp) for one test, removed with its contents
-// when the object goes away, unless DELAYBRIDGE_KEEP_TEST_DIRS is set (then its path is
-// printed so a failure can be inspected).
+// TempDir: a fresh directory under $TMPDIR (or /tmp, or /dev/shm: Place) for one test, removed
+// with its contents when the object goes away, unless DELAYBRIDGE_KEEP_TEST_DIRS is set (then
+// its path is printed so a failure can be inspected).
 //
 // Thread-safety: one owner.
 #pragma once
@@ -11,7 +11,11 @@ namespace delaybridge::testing {
 
 class TempDir {
  public:
-  explicit TempDir(const std::string& prefix);
+  // Where the directory goes: under $TMPDIR (or /tmp), or on a memory file system when the
+  // machine has one (/dev/shm), for tests whose subject is logic, not durability, and that would
+  // otherwise spend minutes in fdatasync.
+  enum class Place { kTmp, kMemory };
+  explicit TempDir(const std::string& prefix = "delaybridge-test", Place place = Place::kTmp);
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

@@ -42,7 +42,7 @@ void JsonBytes(const DumpContext& ctx, JsonLine* line, const std::string& name,
 
 std::string HeadersJson(const DumpContext& ctx, const DelayedRecord& record) {
   std::string json = "[";
-  for (const plugin::RecordHeader& header : record.headers) {
+  for (const plugin::KafkaHeader& header : record.headers) {
     if (json.size() > 1) json += ',';
     json += "{\"name\":" + JsonString(header.name) + ",\"value\":";
     json += header.value ? JsonString(*header.value) : "null";
@@ -124,7 +124,7 @@ int PrintText(const DumpContext& ctx, const ChainRecordView& record, const Locat
       << "  requested " << IsoMs(decoded->requested_deliver_at_ms) << '\n';
   out << "    key     " << TextBytes(ctx, decoded->key) << '\n';
   out << "    value   " << TextBytes(ctx, decoded->value) << '\n';
-  for (const plugin::RecordHeader& header : decoded->headers) {
+  for (const plugin::KafkaHeader& header : decoded->headers) {
     out << "    header  " << PrintablePreview(header.name, 0) << " = "
         << TextBytes(ctx, header.value) << '\n';
   }

@@ -1,5 +1,5 @@
-// DurationSpec: parses the human durations used on delaybridge-load's command line ("250ms",
-// "5s", "2m", "3h", "30d", or a bare number of milliseconds) into milliseconds.
+// DurationSpec: the durations of delaybridge-load's command line: DelayBridge's duration grammar
+// (core/duration.h: "250ms", "5s", "2m", "3h", "30d") and a bare number as milliseconds.
 //
 // Thread-safety: pure functions.
 #pragma once

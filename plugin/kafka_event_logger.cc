@@ -1,4 +1,4 @@
-#include "plugin/kafka_events.h"
+#include "plugin/kafka_event_logger.h"
 
 namespace delaybridge::plugin {
 
