@@ -12,6 +12,8 @@
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <type_traits>
+#include <vector>
 
 #include "core/duration.h"
 
@@ -77,22 +79,6 @@ Result<std::string> TopicAt(const YAML::Node& node, const std::string& path) {
   if (!text.ok()) return text.status();
   if (text->empty()) return KeyError(path, "must be a topic name, got an empty value");
   return text;
-}
-
-// Walks a map, rejecting keys that have no handler; each handler parses its own value.
-using Handler = std::function<Status(const YAML::Node&, const std::string& path)>;
-
-Status ParseMap(const YAML::Node& node, const std::string& path,
-                const std::map<std::string, Handler>& handlers) {
-  if (!node.IsMap()) return KeyError(path.empty() ? "(top level)" : path, "must be a map");
-  for (const auto& entry : node) {
-    const std::string key = entry.first.as<std::string>();
-    const std::string key_path = path.empty() ? key : path + "." + key;
-    auto it = handlers.find(key);
-    if (it == handlers.end()) return KeyError(key_path, "unknown key");
-    if (Status s = it->second(entry.second, key_path); !s.ok()) return s;
-  }
-  return Status::Ok();
 }
 
 // A duration value ("500ms", "1d"); errors carry the key path.
@@ -171,191 +157,290 @@ Status ParseAllowedTargets(const YAML::Node& node, const std::string& path, Brid
   return Status::Ok();
 }
 
-Status ParseStorage(const YAML::Node& node, const std::string& path, BridgeConfig* config) {
-  return ParseMap(node, path,
-                  {{"dir",
-                    [config](const YAML::Node& n, const std::string& p) {
-                      auto dir = ScalarAt(n, p);
-                      if (!dir.ok()) return dir.status();
-                      if (dir->empty()) return KeyError(p, "must be a directory path");
-                      config->storage_dir = *dir;
-                      return Status::Ok();
-                    }},
-                   {"sync_interval_ms",
-                    [config](const YAML::Node& n, const std::string& p) {
-                      auto v = PositiveAt(n, p, 60'000);
-                      if (v.ok()) config->sync_interval_ms = *v;
-                      return v.status();
-                    }},
-                   {"checkpoint_interval_ms",
-                    [config](const YAML::Node& n, const std::string& p) {
-                      auto v = PositiveAt(n, p, 60'000);
-                      if (v.ok()) config->checkpoint_interval_ms = *v;
-                      return v.status();
-                    }},
-                   {"max_open_hours", [config](const YAML::Node& n, const std::string& p) {
-                      auto v = PositiveAt(n, p, 100'000);
-                      if (v.ok()) config->max_open_hours = static_cast<size_t>(*v);
-                      return v.status();
-                    }}});
+// ---- The key table ----
+// One entry per key of the configuration file: the parser reads the file through it,
+// DescribeConfig prints the start-up summary from it, and a test checks docs/configuration.md
+// against it, so a key is added in one place. A dotted path's first part is a section (a map).
+
+using KeyReader = Status (*)(const YAML::Node& node, const std::string& path, BridgeConfig* c);
+// The value shown in the start-up summary; nullopt leaves the key out.
+using KeyShower = std::optional<std::string> (*)(const BridgeConfig& c);
+
+struct ConfigKey {
+  std::string_view path;
+  bool required;
+  KeyReader read;
+  KeyShower show;
+};
+
+template <auto kMember, int64_t kMax>
+Status ReadPositive(const YAML::Node& node, const std::string& path, BridgeConfig* c) {
+  auto v = PositiveAt(node, path, kMax);
+  if (v.ok()) c->*kMember = static_cast<std::remove_reference_t<decltype(c->*kMember)>>(*v);
+  return v.status();
 }
 
-Status ParseWheel(const YAML::Node& node, const std::string& path, BridgeConfig* config) {
-  return ParseMap(node, path,
-                  {{"tick_ms",
-                    [config](const YAML::Node& n, const std::string& p) {
-                      auto v = PositiveAt(n, p, 1000);
-                      if (v.ok()) config->tick_ms = *v;
-                      return v.status();
-                    }},
-                   {"preload_seconds",
-                    [config](const YAML::Node& n, const std::string& p) {
-                      auto v = PositiveAt(n, p, 3600);
-                      if (v.ok()) config->preload_seconds = *v;
-                      return v.status();
-                    }},
-                   {"max_preloaded_records", [config](const YAML::Node& n, const std::string& p) {
-                      auto v = PositiveAt(n, p, 100'000'000);
-                      if (v.ok()) config->max_preloaded_records = static_cast<size_t>(*v);
-                      return v.status();
-                    }}});
+template <auto kMember>
+Status ReadDuration(const YAML::Node& node, const std::string& path, BridgeConfig* c) {
+  auto ms = DurationAt(node, path);
+  if (!ms.ok()) return ms.status();
+  if (*ms <= 0) return KeyError(path, "must be greater than zero");
+  c->*kMember = *ms;
+  return Status::Ok();
 }
 
-Status ParseDelivery(const YAML::Node& node, const std::string& path, BridgeConfig* config) {
-  return ParseMap(node, path,
-                  {{"guarantee",
-                    [config](const YAML::Node& n, const std::string& p) {
-                      auto text = ScalarAt(n, p);
-                      if (!text.ok()) return text.status();
-                      if (*text == "at_least_once") {
-                        config->guarantee = DeliveryGuarantee::kAtLeastOnce;
-                      } else if (*text == "exactly_once") {
-                        config->guarantee = DeliveryGuarantee::kExactlyOnce;
-                      } else {
-                        return KeyError(
-                            p, "must be at_least_once or exactly_once, got " + Quote(*text));
-                      }
-                      return Status::Ok();
-                    }},
-                   {"transaction_interval_ms",
-                    [config](const YAML::Node& n, const std::string& p) {
-                      auto v = PositiveAt(n, p, 60'000);
-                      if (v.ok()) config->transaction_interval_ms = *v;
-                      return v.status();
-                    }},
-                   {"transaction_max_records",
-                    [config](const YAML::Node& n, const std::string& p) {
-                      auto v = PositiveAt(n, p, 10'000'000);
-                      if (v.ok()) config->transaction_max_records = static_cast<size_t>(*v);
-                      return v.status();
-                    }},
-                   {"transaction_timeout_ms", [config](const YAML::Node& n, const std::string& p) {
-                      auto v = PositiveAt(n, p, 900'000);
-                      if (v.ok()) config->transaction_timeout_ms = *v;
-                      return v.status();
-                    }}});
+template <auto kMember>
+Status ReadBool(const YAML::Node& node, const std::string& path, BridgeConfig* c) {
+  auto v = BoolAt(node, path);
+  if (v.ok()) c->*kMember = *v;
+  return v.status();
 }
 
-Status ParseEmbedded(const YAML::Node& node, const std::string& path, BridgeConfig* config) {
-  return ParseMap(node, path, {{"partitions", [config](const YAML::Node& n, const std::string& p) {
-                                  auto v = PositiveAt(n, p, 1000);
-                                  if (v.ok()) config->embedded_partitions = static_cast<int>(*v);
-                                  return v.status();
-                                }}});
+template <auto kMember>
+Status ReadTopic(const YAML::Node& node, const std::string& path, BridgeConfig* c) {
+  auto t = TopicAt(node, path);
+  if (t.ok()) c->*kMember = *t;
+  return t.status();
 }
 
-Status ParseTopLevel(const YAML::Node& root, BridgeConfig* config) {
-  BridgeConfig& c = *config;
-  std::set<std::string> seen;
-  auto track = [&seen](const std::string& key, Handler handler) -> Handler {
-    return [&seen, key, handler](const YAML::Node& n, const std::string& p) {
-      seen.insert(key);
-      return handler(n, p);
-    };
-  };
-  const std::map<std::string, Handler> handlers = {
-      {"kafka", track("kafka", [&c](auto& n, auto& p) { return ParseKafka(n, p, &c); })},
-      {"routes", track("routes", [&c](auto& n, auto& p) { return ParseRoutes(n, p, &c); })},
-      {"allowed_targets", [&c](auto& n, auto& p) { return ParseAllowedTargets(n, p, &c); }},
-      {"dead_letter_topic", track("dead_letter_topic",
-                                  [&c](auto& n, auto& p) {
-                                    auto t = TopicAt(n, p);
-                                    if (t.ok()) c.dead_letter_topic = *t;
-                                    return t.status();
-                                  })},
-      {"group_id",
-       [&c](auto& n, auto& p) {
+template <auto kMember>
+std::optional<std::string> ShowNumber(const BridgeConfig& c) {
+  return std::to_string(c.*kMember);
+}
+
+template <auto kMember>
+std::optional<std::string> ShowMs(const BridgeConfig& c) {
+  return std::to_string(c.*kMember) + "ms";
+}
+
+template <auto kMember>
+std::optional<std::string> ShowText(const BridgeConfig& c) {
+  return c.*kMember;
+}
+
+template <auto kMember>
+std::optional<std::string> ShowBool(const BridgeConfig& c) {
+  return std::string(c.*kMember ? "true" : "false");
+}
+
+// Shown only with exactly_once, which is the only mode that reads them.
+template <KeyShower kShow>
+std::optional<std::string> ShowIfExactlyOnce(const BridgeConfig& c) {
+  return c.exactly_once() ? kShow(c) : std::nullopt;
+}
+
+std::string Joined(const auto& items, const auto& format) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += ", ";
+    out += format(item);
+  }
+  return out;
+}
+
+// Built by appending, like Quote.
+std::string Enclosed(char open, const std::string& inner, char close) {
+  std::string out(1, open);
+  out += inner;
+  out += close;
+  return out;
+}
+
+std::optional<std::string> ShowKafka(const BridgeConfig& c) {
+  // "key: value" (not key=value) so that the embedded banner stays the only line of output
+  // containing "bootstrap.servers=".
+  std::vector<std::string> entries;
+  if (c.embedded) entries.push_back("bootstrap.servers: embedded");
+  for (const auto& [key, value] : c.kafka) {
+    entries.push_back(key + ": " + (IsSecretKafkaKey(key) ? "***" : value));
+  }
+  return Enclosed('{', Joined(entries, [](const std::string& e) { return e; }), '}');
+}
+
+const std::vector<ConfigKey>& ConfigKeyTable() {
+  static const std::vector<ConfigKey> keys = {
+      {"kafka", true, [](auto& n, auto& p, auto* c) { return ParseKafka(n, p, c); }, ShowKafka},
+      {"routes", true, [](auto& n, auto& p, auto* c) { return ParseRoutes(n, p, c); },
+       [](const BridgeConfig& c) -> std::optional<std::string> {
+         return Enclosed(
+             '{', Joined(c.routes, [](const auto& r) { return r.first + "->" + r.second; }), '}');
+       }},
+      {"allowed_targets", false,
+       [](auto& n, auto& p, auto* c) { return ParseAllowedTargets(n, p, c); },
+       [](const BridgeConfig& c) -> std::optional<std::string> {
+         return Enclosed('[', Joined(c.allowed_targets, [](const std::string& t) { return t; }),
+                         ']');
+       }},
+      {"dead_letter_topic", true, ReadTopic<&BridgeConfig::dead_letter_topic>,
+       ShowText<&BridgeConfig::dead_letter_topic>},
+      {"group_id", false,
+       [](auto& n, auto& p, auto* c) {
          auto t = TopicAt(n, p);
          if (!t.ok()) return KeyError(p, "must be a non-empty consumer group id");
-         c.group_id = *t;
+         c->group_id = *t;
          return Status::Ok();
+       },
+       ShowText<&BridgeConfig::group_id>},
+      {"group_instance_id", false,
+       [](auto& n, auto& p, auto* c) {
+         auto text = ScalarAt(n, p);
+         if (text.ok()) c->group_instance_id = *text;
+         return text.status();
+       },
+       [](const BridgeConfig& c) -> std::optional<std::string> {
+         if (!c.group_instance_id) return "(derived)";
+         return c.group_instance_id->empty() ? "(none)" : *c.group_instance_id;
        }},
-      {"group_instance_id",
-       [&c](auto& n, auto& p) {
+      {"retention_margin", false,
+       [](auto& n, auto& p, auto* c) {
+         auto ms = DurationAt(n, p);  // zero is allowed: max_delay alone
+         if (ms.ok()) c->retention_margin_ms = *ms;
+         return ms.status();
+       },
+       ShowMs<&BridgeConfig::retention_margin_ms>},
+      {"allow_unsafe_retention", false, ReadBool<&BridgeConfig::allow_unsafe_retention>,
+       ShowBool<&BridgeConfig::allow_unsafe_retention>},
+      {"storage.dir", true,
+       [](auto& n, auto& p, auto* c) {
+         auto dir = ScalarAt(n, p);
+         if (!dir.ok()) return dir.status();
+         if (dir->empty()) return KeyError(p, "must be a directory path");
+         c->storage_dir = *dir;
+         return Status::Ok();
+       },
+       ShowText<&BridgeConfig::storage_dir>},
+      {"storage.sync_interval_ms", false, ReadPositive<&BridgeConfig::sync_interval_ms, 60'000>,
+       ShowNumber<&BridgeConfig::sync_interval_ms>},
+      {"storage.checkpoint_interval_ms", false,
+       ReadPositive<&BridgeConfig::checkpoint_interval_ms, 60'000>,
+       ShowNumber<&BridgeConfig::checkpoint_interval_ms>},
+      {"storage.max_open_hours", false, ReadPositive<&BridgeConfig::max_open_hours, 100'000>,
+       ShowNumber<&BridgeConfig::max_open_hours>},
+      {"wheel.tick_ms", false, ReadPositive<&BridgeConfig::tick_ms, 1000>,
+       ShowNumber<&BridgeConfig::tick_ms>},
+      {"wheel.preload_seconds", false, ReadPositive<&BridgeConfig::preload_seconds, 3600>,
+       ShowNumber<&BridgeConfig::preload_seconds>},
+      {"wheel.max_preloaded_records", false,
+       ReadPositive<&BridgeConfig::max_preloaded_records, 100'000'000>,
+       ShowNumber<&BridgeConfig::max_preloaded_records>},
+      {"max_delay", false, ReadDuration<&BridgeConfig::max_delay_ms>,
+       ShowMs<&BridgeConfig::max_delay_ms>},
+      {"max_record_bytes", false, ReadPositive<&BridgeConfig::max_record_bytes, 16 * 1024 * 1024>,
+       [](const BridgeConfig& c) -> std::optional<std::string> {
+         return std::to_string(c.max_record_bytes) +
+                " (producer message.max.bytes=" + std::to_string(c.producer_message_max_bytes) +
+                ")";
+       }},
+      {"delivery.guarantee", false,
+       [](auto& n, auto& p, auto* c) {
          auto text = ScalarAt(n, p);
          if (!text.ok()) return text.status();
-         c.group_instance_id = *text;
+         if (*text == "at_least_once") {
+           c->guarantee = DeliveryGuarantee::kAtLeastOnce;
+         } else if (*text == "exactly_once") {
+           c->guarantee = DeliveryGuarantee::kExactlyOnce;
+         } else {
+           return KeyError(p, "must be at_least_once or exactly_once, got " + Quote(*text));
+         }
          return Status::Ok();
+       },
+       [](const BridgeConfig& c) -> std::optional<std::string> {
+         return std::string(c.exactly_once() ? "exactly_once" : "at_least_once");
        }},
-      {"retention_margin",
-       [&c](auto& n, auto& p) {
-         auto ms = DurationAt(n, p);
-         if (ms.ok()) c.retention_margin_ms = *ms;
-         return ms.status();
+      {"delivery.transaction_interval_ms", false,
+       ReadPositive<&BridgeConfig::transaction_interval_ms, 60'000>,
+       ShowIfExactlyOnce<ShowNumber<&BridgeConfig::transaction_interval_ms>>},
+      {"delivery.transaction_max_records", false,
+       ReadPositive<&BridgeConfig::transaction_max_records, 10'000'000>,
+       ShowIfExactlyOnce<ShowNumber<&BridgeConfig::transaction_max_records>>},
+      {"delivery.transaction_timeout_ms", false,
+       ReadPositive<&BridgeConfig::transaction_timeout_ms, 900'000>,
+       ShowIfExactlyOnce<ShowNumber<&BridgeConfig::transaction_timeout_ms>>},
+      {"embedded.partitions", false, ReadPositive<&BridgeConfig::embedded_partitions, 1000>,
+       [](const BridgeConfig& c) -> std::optional<std::string> {
+         if (!c.embedded) return std::nullopt;
+         return std::to_string(c.embedded_partitions);
        }},
-      {"allow_unsafe_retention",
-       [&c](auto& n, auto& p) {
-         auto allow = BoolAt(n, p);
-         if (allow.ok()) c.allow_unsafe_retention = *allow;
-         return allow.status();
-       }},
-      {"storage", track("storage", [&c](auto& n, auto& p) { return ParseStorage(n, p, &c); })},
-      {"wheel", [&c](auto& n, auto& p) { return ParseWheel(n, p, &c); }},
-      {"max_delay",
-       [&c](auto& n, auto& p) {
-         auto ms = DurationAt(n, p);
-         if (!ms.ok()) return ms.status();
-         if (*ms <= 0) return KeyError(p, "must be greater than zero");
-         c.max_delay_ms = *ms;
-         return Status::Ok();
-       }},
-      {"max_record_bytes",
-       [&c](auto& n, auto& p) {
-         auto v = PositiveAt(n, p, 16 * 1024 * 1024);
-         if (v.ok()) c.max_record_bytes = static_cast<uint32_t>(*v);
-         return v.status();
-       }},
-      {"delivery", [&c](auto& n, auto& p) { return ParseDelivery(n, p, &c); }},
-      {"embedded", [&c](auto& n, auto& p) { return ParseEmbedded(n, p, &c); }},
-      {"log_level",
-       [&c](auto& n, auto& p) {
+      {"log_level", false,
+       [](auto& n, auto& p, auto* c) {
          auto text = ScalarAt(n, p);
          if (!text.ok()) return text.status();
          auto level = ParseLogLevel(*text);
          if (!level.ok()) return level.status().WithContext(p);
-         c.log_level = *level;
+         c->log_level = *level;
          return Status::Ok();
+       },
+       [](const BridgeConfig& c) -> std::optional<std::string> {
+         static constexpr const char* kNames[] = {"debug", "info", "warn", "error"};
+         return std::string(kNames[static_cast<int>(c.log_level)]);
        }},
-      {"stats_interval_s",
-       [&c](auto& n, auto& p) {
-         auto v = PositiveAt(n, p, 86'400);
-         if (v.ok()) c.stats_interval_s = *v;
-         return v.status();
-       }},
-      {"kafka_stats_file",
-       [&c](auto& n, auto& p) {
+      {"stats_interval_s", false, ReadPositive<&BridgeConfig::stats_interval_s, 86'400>,
+       ShowNumber<&BridgeConfig::stats_interval_s>},
+      {"kafka_stats_file", false,
+       [](auto& n, auto& p, auto* c) {
          auto text = ScalarAt(n, p);
          if (!text.ok()) return text.status();
          if (text->empty()) return KeyError(p, "must be a file path");
-         c.kafka_stats_file = *text;
+         c->kafka_stats_file = *text;
          return Status::Ok();
+       },
+       [](const BridgeConfig& c) -> std::optional<std::string> {
+         if (c.kafka_stats_file.empty()) return std::nullopt;
+         return c.kafka_stats_file;
        }},
   };
-  if (Status s = ParseMap(root, "", handlers); !s.ok()) return s;
-  for (const char* required : {"kafka", "routes", "dead_letter_topic", "storage"}) {
-    if (!seen.count(required)) return KeyError(required, "required");
+  return keys;
+}
+
+const ConfigKey* FindKey(std::string_view path) {
+  for (const ConfigKey& key : ConfigKeyTable()) {
+    if (key.path == path) return &key;
   }
-  if (c.storage_dir.empty()) return KeyError("storage.dir", "required");
+  return nullptr;
+}
+
+bool IsSection(std::string_view path) {
+  for (const ConfigKey& key : ConfigKeyTable()) {
+    if (key.path.size() > path.size() && key.path.starts_with(path) &&
+        key.path[path.size()] == '.') {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Reads a map of keys (the top level, or a section) through the table; seen collects the paths
+// of the keys and sections it met.
+Status ReadKeys(const YAML::Node& node, const std::string& path, BridgeConfig* config,
+                std::set<std::string>* seen) {
+  if (!node.IsMap()) return KeyError(path.empty() ? "(top level)" : path, "must be a map");
+  for (const auto& entry : node) {
+    const std::string key_path = (path.empty() ? "" : path + ".") + entry.first.as<std::string>();
+    seen->insert(key_path);
+    Status s = Status::Ok();
+    if (const ConfigKey* key = FindKey(key_path)) {
+      s = key->read(entry.second, key_path, config);
+    } else if (IsSection(key_path)) {
+      s = ReadKeys(entry.second, key_path, config, seen);
+    } else {
+      s = KeyError(key_path, "unknown key");
+    }
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+// A required key that is missing is named by its outermost missing part ("storage: required"
+// when there is no storage section at all).
+Status CheckRequired(const std::set<std::string>& seen) {
+  for (const ConfigKey& key : ConfigKeyTable()) {
+    if (!key.required || seen.count(std::string(key.path))) continue;
+    size_t end = key.path.find('.');
+    while (end != std::string_view::npos && seen.count(std::string(key.path.substr(0, end)))) {
+      end = key.path.find('.', end + 1);
+    }
+    return KeyError(std::string(key.path.substr(0, end)), "required");
+  }
   return Status::Ok();
 }
 
@@ -458,7 +543,9 @@ Result<BridgeConfig> ParseConfig(const std::string& yaml_text) {
   try {
     const YAML::Node root = YAML::Load(yaml_text);
     if (root.IsNull()) return Status::InvalidArgument("the configuration is empty");
-    if (Status s = ParseTopLevel(root, &config); !s.ok()) return s;
+    std::set<std::string> seen;
+    if (Status s = ReadKeys(root, "", &config, &seen); !s.ok()) return s;
+    if (Status s = CheckRequired(seen); !s.ok()) return s;
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument("YAML syntax error at line " + std::to_string(e.mark.line + 1) +
                                    ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
@@ -505,53 +592,20 @@ bool IsSecretKafkaKey(std::string_view key) {
 }
 
 std::string DescribeConfig(const BridgeConfig& c) {
-  std::ostringstream out;
-  out << "group_id=" << c.group_id << " routes={";
-  const char* sep = "";
-  for (const auto& [from, to] : c.routes) {
-    out << sep << from << "->" << to;
-    sep = ", ";
+  std::string out;
+  for (const ConfigKey& key : ConfigKeyTable()) {
+    const std::optional<std::string> value = key.show(c);
+    if (!value) continue;
+    if (!out.empty()) out += ' ';
+    out.append(key.path).append("=").append(*value);
   }
-  out << "} allowed_targets=[";
-  sep = "";
-  for (const auto& t : c.allowed_targets) {
-    out << sep << t;
-    sep = ", ";
-  }
-  out << "] dead_letter_topic=" << c.dead_letter_topic << " storage.dir=" << c.storage_dir
-      << " storage.sync_interval_ms=" << c.sync_interval_ms
-      << " storage.checkpoint_interval_ms=" << c.checkpoint_interval_ms
-      << " wheel.tick_ms=" << c.tick_ms << " wheel.preload_seconds=" << c.preload_seconds
-      << " wheel.max_preloaded_records=" << c.max_preloaded_records
-      << " max_delay_ms=" << c.max_delay_ms << " max_record_bytes=" << c.max_record_bytes
-      << " producer message.max.bytes=" << c.producer_message_max_bytes
-      << " retention_margin_ms=" << c.retention_margin_ms
-      << " allow_unsafe_retention=" << (c.allow_unsafe_retention ? "true" : "false")
-      << " delivery.guarantee=" << (c.exactly_once() ? "exactly_once" : "at_least_once");
-  if (c.exactly_once()) {
-    out << " delivery.transaction_interval_ms=" << c.transaction_interval_ms
-        << " delivery.transaction_timeout_ms=" << c.transaction_timeout_ms
-        << " delivery.transaction_max_records=" << c.transaction_max_records;
-  }
-  out << " group_instance_id="
-      << (!c.group_instance_id           ? "(derived)"
-          : c.group_instance_id->empty() ? "(none)"
-                                         : *c.group_instance_id);
-  if (!c.kafka_stats_file.empty()) out << " kafka_stats_file=" << c.kafka_stats_file;
-  out << " kafka{";
-  sep = "";
-  // "key: value" (not key=value) so that the embedded banner stays the only line of output
-  // containing "bootstrap.servers=".
-  if (c.embedded) {
-    out << "bootstrap.servers: embedded";
-    sep = ", ";
-  }
-  for (const auto& [key, value] : c.kafka) {
-    out << sep << key << ": " << (IsSecretKafkaKey(key) ? "***" : value);
-    sep = ", ";
-  }
-  out << "}";
-  return out.str();
+  return out;
+}
+
+std::vector<std::string> ConfigKeyPaths() {
+  std::vector<std::string> paths;
+  for (const ConfigKey& key : ConfigKeyTable()) paths.emplace_back(key.path);
+  return paths;
 }
 
 }  // namespace delaybridge::plugin

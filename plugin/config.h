@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "plugin/log.h"
@@ -111,8 +112,12 @@ Result<BridgeConfig> LoadConfigFile(const std::string& path);
 // secret, token or credential.
 bool IsSecretKafkaKey(std::string_view key);
 
-// One line per setting, for the start-up log. Values of secret kafka keys (IsSecretKafkaKey)
-// are masked.
+// The settings on one line, `key=value` for each key of the file that applies, for the start-up
+// log. Values of secret kafka keys (IsSecretKafkaKey) are masked.
 std::string DescribeConfig(const BridgeConfig& config);
+
+// Every key of the configuration file, dotted ("storage.dir"), in the order of the key table
+// the parser and DescribeConfig read (config.cc). "kafka" and "routes" are maps of free keys.
+std::vector<std::string> ConfigKeyPaths();
 
 }  // namespace delaybridge::plugin

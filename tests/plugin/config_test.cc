@@ -1,10 +1,14 @@
 // Configuration parsing: the shipped config.yaml loads, every key is read, and every bad value
-// is rejected with the key's path in the message.
+// is rejected with the key's path in the message; the documented keys are the keys read.
 #include "plugin/config.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace delaybridge::plugin {
 namespace {
@@ -302,6 +306,32 @@ TEST(ConfigTest, MaxRecordBytesFitsInWhatTheProducerMaySend) {
       "dead_letter_topic: dlq\nstorage: {dir: d}\nmax_record_bytes: 3000000\n");
   ASSERT_TRUE(raised.ok()) << raised.status().ToString();
   EXPECT_EQ(raised->producer_message_max_bytes, 4'000'000);
+}
+
+// docs/configuration.md's key table and the parser's are the same keys: every key the parser
+// reads is documented, and every documented key is read (or lies inside a map it reads whole).
+TEST(ConfigTest, TheDocumentedKeysAreTheKeysTheParserReads) {
+  std::ifstream doc(std::string(DELAYBRIDGE_SOURCE_DIR) + "/docs/configuration.md");
+  ASSERT_TRUE(doc) << "docs/configuration.md not found";
+  std::set<std::string> documented;
+  bool in_keys = false;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.starts_with("## ")) in_keys = line == "## Keys";
+    if (!in_keys || !line.starts_with("| `")) continue;
+    documented.insert(line.substr(3, line.find('`', 3) - 3));
+  }
+  const std::vector<std::string> paths = ConfigKeyPaths();
+  const std::set<std::string> read(paths.begin(), paths.end());
+  for (const std::string& key : read) {
+    EXPECT_TRUE(documented.count(key)) << key << " is read but not in docs/configuration.md";
+  }
+  for (const std::string& key : documented) {
+    const bool inside = std::any_of(read.begin(), read.end(), [&key](const std::string& r) {
+      return key == r || key.starts_with(r + ".");
+    });
+    EXPECT_TRUE(inside) << key << " is documented but no key of the parser reads it";
+  }
+  EXPECT_GE(documented.size(), read.size());
 }
 
 }  // namespace
