@@ -286,19 +286,17 @@ Result<std::unique_ptr<DelayLogReader>> DelayLogReader::Open(const std::string& 
 }
 
 Status DelayLogReader::Refresh() {
-  Result<std::vector<std::string>> names = ListDir(dir_);
-  if (!names.ok()) {
-    return Status::InvalidArgument(names.status().message() + " (is it a directory?)");
+  Result<std::map<int64_t, HourFilesPresent>> found = ScanHourFiles(dir_);
+  if (!found.ok()) {
+    return Status::InvalidArgument(found.status().message() + " (is it a directory?)");
   }
   hours_.clear();
-  has_checkpoint_ = false;
-  for (const std::string& name : *names) {
-    if (name == kCheckpointFileName) has_checkpoint_ = true;
-    if (name.size() <= kDataSuffix.size() || !name.ends_with(kDataSuffix)) continue;
-    std::optional<int64_t> hour = ParseHourName(name.substr(0, name.size() - kDataSuffix.size()));
-    if (hour) hours_.push_back(*hour);
+  for (const auto& [hour, files] : *found) {
+    if (files.data) hours_.push_back(hour);
   }
-  std::sort(hours_.begin(), hours_.end());
+  Result<bool> checkpoint = FileExists(dir_ + "/" + kCheckpointFileName);
+  if (!checkpoint.ok()) return checkpoint.status();
+  has_checkpoint_ = *checkpoint;
   scanned_.clear();
   return Status::Ok();
 }
@@ -476,16 +474,13 @@ Result<VerifyReport> DelayLogReader::Verify() {
     if (!s.ok()) return s;
   }
   // Index or heads files whose data file is missing are leftovers the store would delete.
-  Result<std::vector<std::string>> names = ListDir(dir_);
-  if (!names.ok()) return names.status();
-  for (const std::string& name : *names) {
-    for (std::string_view suffix : {kIndexSuffix, kHeadsSuffix}) {
-      if (name.size() <= suffix.size() || !name.ends_with(suffix)) continue;
-      std::optional<int64_t> hour = ParseHourName(name.substr(0, name.size() - suffix.size()));
-      if (hour && !std::binary_search(hours_.begin(), hours_.end(), *hour)) {
-        report.problems.push_back({dir_ + "/" + name, 0, "has no data file", false});
-      }
-    }
+  Result<std::map<int64_t, HourFilesPresent>> found = ScanHourFiles(dir_);
+  if (!found.ok()) return found.status();
+  for (const auto& [hour, files] : *found) {
+    if (files.data) continue;
+    const HourPaths paths = PathsOfHour(dir_, hour);
+    if (files.index) report.problems.push_back({paths.index, 0, "has no data file", false});
+    if (files.heads) report.problems.push_back({paths.heads, 0, "has no data file", false});
   }
   Result<std::optional<DeliveryCheckpoint>> checkpoint = ReadDeliveryCheckpoint(dir_);
   if (checkpoint.ok()) {

@@ -135,19 +135,10 @@ uint64_t DelayLogStore::Impl::EntriesOf(int64_t epoch_hour) const {
 }
 
 Status DelayLogStore::Impl::Recover(RecoveryReport* report) {
-  Result<std::vector<std::string>> names = ListDir(options.dir);
-  if (!names.ok()) return names.status();
-  std::vector<int64_t> found;
-  for (const std::string& name : *names) {
-    for (std::string_view suffix : {kDataSuffix, kIndexSuffix, kHeadsSuffix}) {
-      if (name.size() <= suffix.size() || !name.ends_with(suffix)) continue;
-      std::optional<int64_t> hour = ParseHourName(name.substr(0, name.size() - suffix.size()));
-      if (hour) found.push_back(*hour);
-    }
-  }
-  std::sort(found.begin(), found.end());
-  found.erase(std::unique(found.begin(), found.end()), found.end());
-  for (int64_t hour : found) {
+  Result<std::map<int64_t, HourFilesPresent>> found = ScanHourFiles(options.dir);
+  if (!found.ok()) return found.status();
+  // Hours with leftovers only are recovered too: RecoverHour removes them.
+  for (const auto& [hour, files] : *found) {
     Result<std::optional<HourState>> state = RecoverHour(options.dir, hour, report);
     if (!state.ok()) return state.status().WithContext("recover hour " + HourName(hour));
     if (state->has_value()) hours[hour] = **state;
@@ -263,12 +254,7 @@ Status DelayLogStore::Impl::RemoveHour(int64_t epoch_hour) {
   parked.erase(epoch_hour);
   cached.erase(epoch_hour);
   hours.erase(epoch_hour);
-  HourPaths paths = PathsOfHour(options.dir, epoch_hour);
-  // Data last: an hour is present while its data file exists.
-  Status s = RemoveFile(paths.heads);
-  if (s.ok()) s = RemoveFile(paths.index);
-  if (s.ok()) s = RemoveFile(paths.data);
-  return s;
+  return RemoveHourFiles(PathsOfHour(options.dir, epoch_hour));
 }
 
 Result<std::unique_ptr<DelayLogStore>> DelayLogStore::Open(const StoreOptions& options,

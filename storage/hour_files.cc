@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "storage/posix_file.h"
+
 namespace delaybridge::storage {
 namespace {
 
@@ -78,6 +80,29 @@ HourPaths PathsOfHour(const std::string& dir, int64_t epoch_hour) {
   std::string base = dir + "/" + HourName(epoch_hour);
   return {base + std::string(kDataSuffix), base + std::string(kIndexSuffix),
           base + std::string(kHeadsSuffix)};
+}
+
+Result<std::map<int64_t, HourFilesPresent>> ScanHourFiles(const std::string& dir) {
+  Result<std::vector<std::string>> names = ListDir(dir);
+  if (!names.ok()) return names.status();
+  std::map<int64_t, HourFilesPresent> hours;
+  for (const std::string& name : *names) {
+    for (auto [suffix, member] : {std::pair{kDataSuffix, &HourFilesPresent::data},
+                                  std::pair{kIndexSuffix, &HourFilesPresent::index},
+                                  std::pair{kHeadsSuffix, &HourFilesPresent::heads}}) {
+      if (name.size() <= suffix.size() || !name.ends_with(suffix)) continue;
+      std::optional<int64_t> hour = ParseHourName(name.substr(0, name.size() - suffix.size()));
+      if (hour) hours[*hour].*member = true;
+    }
+  }
+  return hours;
+}
+
+Status RemoveHourFiles(const HourPaths& paths) {
+  Status s = RemoveFile(paths.heads);
+  if (s.ok()) s = RemoveFile(paths.index);
+  if (s.ok()) s = RemoveFile(paths.data);
+  return s;
 }
 
 }  // namespace delaybridge::storage

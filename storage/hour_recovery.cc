@@ -154,13 +154,6 @@ Status CutTail(PosixFile* file, uint64_t size, uint64_t keep, const std::string&
   return s;
 }
 
-Status RemoveHourFiles(const HourPaths& paths) {
-  Status s = RemoveFile(paths.heads);
-  if (s.ok()) s = RemoveFile(paths.index);
-  if (s.ok()) s = RemoveFile(paths.data);
-  return s;
-}
-
 }  // namespace
 
 Result<std::optional<HourState>> RecoverHour(const std::string& dir, int64_t epoch_hour,
