@@ -188,9 +188,7 @@ class HourVerifier {
       return;
     }
     CheckLink(view);
-    HeadCell& cell = cells_[SecondInHour(SecondOfMs(entry.deliver_at_ms))];
-    cell.head = view.position;
-    cell.count += 1;
+    LinkEntry(&CellOf(cells_, entry.deliver_at_ms), view.position);
     if (expected_offset_ && entry.log_offset != *expected_offset_) {
       AddEntryProblem(view, "points to data offset " + std::to_string(entry.log_offset) +
                                 ", expected " + std::to_string(*expected_offset_) +
@@ -219,7 +217,7 @@ class HourVerifier {
   void CheckLink(const IndexEntryView& view) {
     const IndexEntry& entry = view.entry;
     int64_t second = SecondOfMs(entry.deliver_at_ms);
-    uint32_t expected = cells_[SecondInHour(second)].head;
+    uint32_t expected = CellOf(cells_, entry.deliver_at_ms).head;
     if (entry.pre_index == expected) return;
     if (entry.pre_index != kNoEntry && entry.pre_index >= view.position) {
       AddEntryProblem(view,
@@ -402,9 +400,7 @@ Result<const DelayLogReader::ScannedHour*> DelayLogReader::Scan(int64_t epoch_ho
   scanned->whole_entries = WholeEntries(files->index_bytes);
   Status s = ScanEntries(files->index, scanned->whole_entries, [&](const IndexEntryView& view) {
     if (view.checksum_ok && HourOfMs(view.entry.deliver_at_ms) == epoch_hour) {
-      HeadCell& cell = scanned->cells[SecondInHour(SecondOfMs(view.entry.deliver_at_ms))];
-      cell.head = view.position;
-      cell.count += 1;
+      LinkEntry(&CellOf(scanned->cells, view.entry.deliver_at_ms), view.position);
     }
     return true;
   });

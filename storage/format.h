@@ -109,6 +109,23 @@ struct HeadCell {
 };
 using HeadCells = std::array<HeadCell, kSecondsPerHour>;
 
+// The chain rule every writer and reader of an index applies, in entry order (the "Index file"
+// and "Head table" sections of docs/storage-format.md): an entry's pre_index is the head of its
+// second's cell, and adding it makes it the head; its ordinal is the count before it.
+inline HeadCell& CellOf(HeadCells& cells, int64_t deliver_at_ms) {
+  return cells[SecondInHour(SecondOfMs(deliver_at_ms))];
+}
+inline const HeadCell& CellOf(const HeadCells& cells, int64_t deliver_at_ms) {
+  return cells[SecondInHour(SecondOfMs(deliver_at_ms))];
+}
+// Adds the entry at position to its cell's chain; returns the entry's ordinal.
+inline uint32_t LinkEntry(HeadCell* cell, uint64_t position) {
+  const uint32_t ordinal = cell->count;
+  cell->head = static_cast<uint32_t>(position);
+  cell->count += 1;
+  return ordinal;
+}
+
 struct HeadsSlot {
   uint64_t generation = 0;
   uint64_t covered = 0;

@@ -87,14 +87,12 @@ Result<uint32_t> HourAppender::Append(int64_t deliver_at_ms, std::string_view pa
   }
   data_bytes_ += kRecordHeaderSize + payload.size();
 
-  HeadCell& cell = (*cells_)[SecondInHour(SecondOfMs(deliver_at_ms))];
+  HeadCell& cell = CellOf(*cells_, deliver_at_ms);
   IndexEntry entry{deliver_at_ms, log_offset, header.length, header.crc, cell.head};
   char entry_bytes[kIndexEntrySize];
   EncodeIndexEntry(entry, entry_bytes);
   index_buffer_.append(entry_bytes, kIndexEntrySize);
-  uint32_t ordinal = cell.count;
-  cell.head = static_cast<uint32_t>(entries_);
-  cell.count += 1;
+  const uint32_t ordinal = LinkEntry(&cell, entries_);
   entries_ += 1;
   dirty_ = true;
   return ordinal;

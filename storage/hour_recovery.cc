@@ -65,8 +65,8 @@ bool AcceptEntry(const std::string& index_path, const std::string& data_path, ui
     return reject("points to data offset " + std::to_string(entry.log_offset) + ", expected " +
                   std::to_string(walk.data_end));
   }
-  const HeadCell& cell = walk.cells[SecondInHour(SecondOfMs(entry.deliver_at_ms))];
-  if (entry.pre_index != cell.head) return reject("does not link to its second's chain");
+  if (entry.pre_index != CellOf(walk.cells, entry.deliver_at_ms).head)
+    return reject("does not link to its second's chain");
   if (entry.log_offset + kRecordHeaderSize + entry.size > data_size) {
     return reject("points past the end of " + data_path + " (torn tail)");
   }
@@ -102,9 +102,7 @@ Status WalkTail(const PosixFile& index, const PosixFile& data, uint64_t data_siz
       AddProblem(report, data.path(), entry.log_offset, s.message());
       report->corrupt_records += 1;
     }
-    HeadCell& cell = walk->cells[SecondInHour(SecondOfMs(entry.deliver_at_ms))];
-    cell.head = static_cast<uint32_t>(position);
-    cell.count += 1;
+    LinkEntry(&CellOf(walk->cells, entry.deliver_at_ms), position);
     walk->kept_entries = position + 1;
     walk->data_end = entry.log_offset + kRecordHeaderSize + entry.size;
   }
