@@ -1,6 +1,7 @@
 #include "storage/delay_log_store.h"
 
 #include <algorithm>
+#include <cassert>
 #include <map>
 
 #include "storage/format.h"
@@ -29,6 +30,16 @@ struct DelayLogStore::Impl {
     uint64_t last_used = 0;
   };
 
+  // The life of an hour. Every hour present is in `hours`, and in at most one of `open`,
+  // `parked` and `cached`:
+  //   closed:  in `hours` only (its state is current there), or also in `cached` (its head
+  //            table in memory for reads);
+  //   open:    in `open`: an appender with both files open, the LRU set of max_open_hours;
+  //   parked:  in `parked`: evicted from `open` with appends no sync has covered yet (or a sync
+  //            in flight), files closed, head table in memory; the next sync closes it.
+  // AppenderFor moves closed or parked to open (evicting the least recently used open hour:
+  // clean to closed, unsynced to parked); FinishSync and SyncParked move parked to closed;
+  // RemoveHour ends any of them. CheckHourStates asserts this after every move.
   StoreOptions options;
   size_t max_open_hours = 1;
   std::map<int64_t, HourState> hours;  // every hour present; state of open ones is stale
@@ -59,7 +70,22 @@ struct DelayLogStore::Impl {
   // A BeginSync that failed part-way: the hours it started are dirty again.
   void AbortStartedSyncs();
   uint64_t EntriesOf(int64_t epoch_hour) const;
+  // The hour-life invariants above (test builds only: O(hours)).
+  void CheckHourStates() const;
 };
+
+void DelayLogStore::Impl::CheckHourStates() const {
+#ifndef NDEBUG
+  assert(open.size() <= max_open_hours);
+  for (const auto& [hour, appender] : open) {
+    assert(hours.count(hour) && !parked.count(hour) && !cached.count(hour));
+  }
+  for (const auto& [hour, appender] : parked) {
+    assert(hours.count(hour) && !cached.count(hour));
+  }
+  for (const auto& [hour, cells] : cached) assert(hours.count(hour));
+#endif
+}
 
 Result<std::unique_ptr<PendingSync>> DelayLogStore::Impl::BeginSync() {
   std::unique_ptr<PendingSync> sync(new PendingSync());
@@ -116,6 +142,7 @@ Status DelayLogStore::Impl::FinishSync(const PendingSync& sync) {
     it = parked.erase(it);
   }
   durable_sequence = sync.covered_sequence_;
+  CheckHourStates();
   return Status::Ok();
 }
 
@@ -125,6 +152,7 @@ Status DelayLogStore::Impl::SyncParked() {
     hours[hour] = appender->state();
   }
   parked.clear();
+  CheckHourStates();
   return Status::Ok();
 }
 
@@ -201,6 +229,7 @@ Result<HourAppender*> DelayLogStore::Impl::AppenderFor(int64_t epoch_hour) {
     appender->set_last_used(++tick);
     HourAppender* raw = appender.get();
     open[epoch_hour] = std::move(appender);
+    CheckHourStates();
     return raw;
   }
   auto known = hours.find(epoch_hour);
@@ -216,6 +245,7 @@ Result<HourAppender*> DelayLogStore::Impl::AppenderFor(int64_t epoch_hour) {
   (*appender)->set_last_used(++tick);
   HourAppender* raw = appender->get();
   open[epoch_hour] = std::move(*appender);
+  CheckHourStates();
   return raw;
 }
 
@@ -245,6 +275,7 @@ Result<const HeadCells*> DelayLogStore::Impl::CellsOf(int64_t epoch_hour) {
   entry.cells = std::make_unique<HeadCells>();
   if (slot->has_value()) *entry.cells = (*slot)->cells;
   entry.last_used = ++tick;
+  CheckHourStates();
   return entry.cells.get();
 }
 
@@ -254,6 +285,7 @@ Status DelayLogStore::Impl::RemoveHour(int64_t epoch_hour) {
   parked.erase(epoch_hour);
   cached.erase(epoch_hour);
   hours.erase(epoch_hour);
+  CheckHourStates();
   return RemoveHourFiles(PathsOfHour(options.dir, epoch_hour));
 }
 
