@@ -49,6 +49,14 @@ TEST(ConfigTest, ShippedConfigLoadsWithDefaults) {
   EXPECT_EQ(config->sync_interval_ms, 100);
 }
 
+// The systemd unit's example: valid, and storing where the unit lets the service write.
+TEST(ConfigTest, TheServiceExampleConfigLoadsAndStoresInTheStateDirectory) {
+  auto config = LoadConfigFile(std::string(DELAYBRIDGE_SOURCE_DIR) + "/packaging/config.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_FALSE(config->embedded);
+  EXPECT_EQ(config->storage_dir, "/var/lib/delaybridge");
+}
+
 TEST(ConfigTest, ReadsEveryOptionalKey) {
   auto good = ParseConfig(R"(
 kafka: {bootstrap.servers: "b:1", session.timeout.ms: 6000, client.id: me,
