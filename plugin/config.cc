@@ -374,6 +374,18 @@ const std::vector<ConfigKey>& ConfigKeyTable() {
          static constexpr const char* kNames[] = {"debug", "info", "warn", "error"};
          return std::string(kNames[static_cast<int>(c.log_level)]);
        }},
+      {"log_format", false,
+       [](auto& n, auto& p, auto* c) {
+         auto text = ScalarAt(n, p);
+         if (!text.ok()) return text.status();
+         auto format = ParseLogFormat(*text);
+         if (!format.ok()) return format.status().WithContext(p);
+         c->log_format = *format;
+         return Status::Ok();
+       },
+       [](const BridgeConfig& c) -> std::optional<std::string> {
+         return std::string(c.log_format == LogFormat::kJson ? "json" : "text");
+       }},
       {"stats_interval_s", false, ReadPositive<&BridgeConfig::stats_interval_s, 86'400>,
        ShowNumber<&BridgeConfig::stats_interval_s>},
       {"kafka_stats_file", false,

@@ -88,6 +88,7 @@ struct BridgeConfig {
 
   int embedded_partitions = 4;  // partitions of each topic the embedded broker creates
   LogLevel log_level = LogLevel::kInfo;
+  LogFormat log_format = LogFormat::kText;
   int64_t stats_interval_s = 30;
   // Where librdkafka's statistics go (kafka."statistics.interval.ms" sets their period); the
   // config requires both or neither.

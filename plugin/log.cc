@@ -39,23 +39,121 @@ std::string TimestampNow() {
   return buf;
 }
 
+// Appends prefix and byte in two hex digits.
+void AppendHexEscape(unsigned char byte, const char* prefix, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->append(prefix);
+  out->push_back(kHex[byte >> 4]);
+  out->push_back(kHex[byte & 0xf]);
+}
+
 // Appends message with every control byte written as \xNN: a record's header or topic name that
 // reaches a log line cannot end it and forge the next one.
 void AppendEscaped(std::string_view message, std::string* line) {
-  static constexpr char kHex[] = "0123456789abcdef";
   for (const char ch : message) {
     const auto byte = static_cast<unsigned char>(ch);
     if (byte >= 0x20 && byte != 0x7f) {
       line->push_back(ch);
-      continue;
+    } else {
+      AppendHexEscape(byte, "\\x", line);
     }
-    line->append("\\x");
-    line->push_back(kHex[byte >> 4]);
-    line->push_back(kHex[byte & 0xf]);
   }
 }
 
+const char* JsonLevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+  }
+  return "?";
+}
+
+// The length of the well-formed UTF-8 sequence at the start of bytes (RFC 3629: no overlong
+// forms, no surrogates, nothing past U+10FFFF), or 0 when it is not one.
+size_t Utf8SequenceLength(std::string_view bytes) {
+  const auto at = [&bytes](size_t i) { return static_cast<unsigned char>(bytes[i]); };
+  const unsigned char lead = at(0);
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xbf;  // the allowed range of the second byte
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead == 0xe0) low = 0xa0;
+    if (lead == 0xed) high = 0x9f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead == 0xf0) low = 0x90;
+    if (lead == 0xf4) high = 0x8f;
+  } else {
+    return 0;
+  }
+  if (bytes.size() < length || at(1) < low || at(1) > high) return 0;
+  for (size_t i = 2; i < length; ++i) {
+    if (at(i) < 0x80 || at(i) > 0xbf) return 0;
+  }
+  return length;
+}
+
+// Appends message as the inside of a JSON string: quote and backslash escaped, UTF-8 kept,
+// control bytes and bytes that are not UTF-8 written as the text \xNN (as the text format does).
+void AppendJsonEscaped(std::string_view message, std::string* line) {
+  for (size_t i = 0; i < message.size();) {
+    const auto byte = static_cast<unsigned char>(message[i]);
+    if (byte == '"' || byte == '\\') {
+      line->push_back('\\');
+      line->push_back(static_cast<char>(byte));
+      ++i;
+    } else if (byte < 0x20 || byte == 0x7f) {
+      AppendHexEscape(byte, "\\\\x", line);
+      ++i;
+    } else if (byte < 0x80) {
+      line->push_back(static_cast<char>(byte));
+      ++i;
+    } else if (const size_t length = Utf8SequenceLength(message.substr(i)); length > 0) {
+      line->append(message.substr(i, length));
+      i += length;
+    } else {
+      AppendHexEscape(byte, "\\\\x", line);
+      ++i;
+    }
+  }
+}
+
+std::string TextLine(LogLevel level, std::string_view message) {
+  std::string line = TimestampNow();
+  line += ' ';
+  line += LevelName(level);
+  line += ' ';
+  AppendEscaped(message, &line);
+  line += '\n';
+  return line;
+}
+
+std::string JsonLine(LogLevel level, std::string_view message) {
+  std::string line = "{\"time\":\"";
+  line += TimestampNow();
+  line += "\",\"level\":\"";
+  line += JsonLevelName(level);
+  line += "\",\"message\":\"";
+  AppendJsonEscaped(message, &line);
+  line += "\"}\n";
+  return line;
+}
+
 }  // namespace
+
+Result<LogFormat> ParseLogFormat(std::string_view text) {
+  if (text == "text") return LogFormat::kText;
+  if (text == "json") return LogFormat::kJson;
+  return Status::InvalidArgument("must be text or json, got \"" + std::string(text) + "\"");
+}
 
 Result<LogLevel> ParseLogLevel(std::string_view text) {
   if (text == "debug") return LogLevel::kDebug;
@@ -68,12 +166,8 @@ Result<LogLevel> ParseLogLevel(std::string_view text) {
 
 void Logger::Log(LogLevel level, std::string_view message) {
   if (!enabled(level)) return;
-  std::string line = TimestampNow();
-  line += ' ';
-  line += LevelName(level);
-  line += ' ';
-  AppendEscaped(message, &line);
-  line += '\n';
+  const std::string line =
+      format_ == LogFormat::kJson ? JsonLine(level, message) : TextLine(level, message);
   std::lock_guard<std::mutex> lock(mu_);
   size_t written = 0;
   while (written < line.size()) {

@@ -182,7 +182,7 @@ int Main(int argc, char** argv) {
     std::cerr << "delaybridge: configuration error: " << config.status().message() << "\n";
     return kExitUsageOrConfig;
   }
-  Logger logger(config->log_level);
+  Logger logger(config->log_level, STDERR_FILENO, config->log_format);
   logger.Info(std::string("delaybridge ") + DELAYBRIDGE_VERSION + " starting with " +
               options.config_path + ": " + DescribeConfig(*config));
   RaiseFileLimit(*config, logger);

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <regex>
+#include <sstream>
 
 #include "tests/support/bridge_process.h"
 #include "tests/support/temp_dir.h"
@@ -140,6 +142,29 @@ TEST(BridgeCliTest, EmbeddedCheckPrintsOneBootstrapLine) {
   EXPECT_EQ(lines, 1u) << r.output;
   EXPECT_NE(r.output.find("kcat -b 127.0.0.1:"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("-H x-delay=5000"), std::string::npos) << r.output;
+}
+
+// log_format: json: every line the bridge logs (its own and librdkafka's) is one JSON object;
+// the embedded broker's banner still goes to stdout as text.
+TEST(BridgeCliTest, JsonLogFormatWritesOneObjectALine) {
+  TempDir dir("bridge_cli_test");
+  auto cluster = TestCluster::Create();
+  ASSERT_TRUE(cluster.ok());
+  const std::string config =
+      Config((*cluster)->bootstrap(), "log_format: json\nlog_level: debug\n", dir.File("data"));
+  const CommandResult r = RunBridge({"--config", WriteConfig(dir, "json.yaml", config), "--check"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const std::regex object(
+      R"re(\{"time":"[0-9T:.Z-]{24}","level":"(debug|info|warn|error)","message":"([^"\\]|\\["\\])*"\})re");
+  std::istringstream lines(r.output);
+  size_t objects = 0;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_TRUE(std::regex_match(line, object)) << line;
+    ++objects;
+  }
+  EXPECT_GE(objects, 3u) << r.output;  // the start, the file limit, the check
+  EXPECT_NE(r.output.find(R"("level":"info","message":"check passed)"), std::string::npos)
+      << r.output;
 }
 
 }  // namespace

@@ -115,6 +115,7 @@ TEST(ConfigTest, ErrorsNameTheKeyPath) {
       {With("max_record_bytes: big"), "max_record_bytes: must be a positive integer, got \"big\""},
       {With("max_record_bytes: 999999999"), "max_record_bytes: must be at most 16777216"},
       {With("log_level: loud"), "log_level: must be one of debug, info, warn, error, got \"loud\""},
+      {With("log_format: xml"), "log_format: must be text or json, got \"xml\""},
       {With("stats_interval_s: [1]"),
        "stats_interval_s: must be a single value, not a list or a map"},
       {With("embedded:\n  partitions: 0"), "embedded.partitions: must be a positive integer"},

@@ -18,11 +18,11 @@ namespace delaybridge::plugin {
 
 class LogCapture {
  public:
-  explicit LogCapture(const std::string& prefix)
+  explicit LogCapture(const std::string& prefix, LogFormat format = LogFormat::kText)
       : dir_(prefix),
         path_(dir_.File("log")),
         fd_(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)),
-        logger_(LogLevel::kInfo, fd_) {
+        logger_(LogLevel::kInfo, fd_, format) {
     EXPECT_GE(fd_, 0) << path_;
   }
   ~LogCapture() { ::close(fd_); }
