@@ -4,11 +4,14 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -99,14 +102,74 @@ Result<bool> BoolAt(const YAML::Node& node, const std::string& path) {
   return *text == "true";
 }
 
+bool IsEnvironmentName(std::string_view name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  return std::all_of(name.begin(), name.end(), [](char ch) {
+    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+           ch == '_';
+  });
+}
+
+// text with every ${NAME} replaced by the environment variable NAME, so that secrets can stay
+// out of the configuration file.
+Result<std::string> ExpandEnvironment(const std::string& text, const std::string& path) {
+  std::string out;
+  size_t pos = 0;
+  for (size_t start = text.find("${"); start != std::string::npos; start = text.find("${", pos)) {
+    const size_t end = text.find('}', start + 2);
+    if (end == std::string::npos) return KeyError(path, "has \"${\" without a closing \"}\"");
+    const std::string name = text.substr(start + 2, end - start - 2);
+    if (!IsEnvironmentName(name)) {
+      return KeyError(path, "${" + name + "} does not name an environment variable");
+    }
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr) return KeyError(path, "environment variable " + name + " is not set");
+    out.append(text, pos, start - pos);
+    out += value;
+    pos = end + 1;
+  }
+  out.append(text, pos);
+  return out;
+}
+
+// The value of a kafka.<property>_file key: the file's content, one trailing newline dropped.
+Result<std::string> ReadValueFile(const std::string& file, const std::string& path) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return KeyError(path, "cannot read " + file);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (content.ends_with('\n')) content.pop_back();
+  return content;
+}
+
+// A kafka entry's property and value: `<property>: value` with ${NAME} expanded, or
+// `<property>_file: path` read from the file.
+Result<std::pair<std::string, std::string>> KafkaProperty(const std::string& key,
+                                                          const YAML::Node& node,
+                                                          const std::string& path) {
+  auto text = ScalarAt(node, path);
+  if (!text.ok()) return text.status();
+  constexpr std::string_view kFileSuffix = "_file";
+  if (key.size() > kFileSuffix.size() && key.ends_with(kFileSuffix)) {
+    auto content = ReadValueFile(*text, path);
+    if (!content.ok()) return content.status();
+    return std::pair{key.substr(0, key.size() - kFileSuffix.size()), std::move(content).value()};
+  }
+  auto value = ExpandEnvironment(*text, path);
+  if (!value.ok()) return value.status();
+  return std::pair{key, std::move(value).value()};
+}
+
 Status ParseKafka(const YAML::Node& node, const std::string& path, BridgeConfig* config) {
   if (!node.IsMap()) return KeyError(path, "must be a map of librdkafka properties");
   std::unique_ptr<RdKafka::Conf> probe(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   for (const auto& entry : node) {
-    const std::string key = entry.first.as<std::string>();
-    const std::string key_path = path + "." + key;
-    auto value = ScalarAt(entry.second, key_path);
-    if (!value.ok()) return value.status();
+    const std::string key_path = path + "." + entry.first.as<std::string>();
+    auto property = KafkaProperty(entry.first.as<std::string>(), entry.second, key_path);
+    if (!property.ok()) return property.status();
+    const auto& [key, value] = *property;
+    if (config->kafka.count(key) || (key == "bootstrap.servers" && config->embedded)) {
+      return KeyError(key_path, "sets " + path + "." + key + " a second time");
+    }
     if (BridgeOwnedKafkaKeys().count(key)) {
       return KeyError(
           key_path,
@@ -116,15 +179,15 @@ Status ParseKafka(const YAML::Node& node, const std::string& path, BridgeConfig*
                           : key == "transactional.id"  ? " (set delivery.guarantee: exactly_once)"
                                                        : ""));
     }
-    if (key == "bootstrap.servers" && *value == kEmbeddedBootstrap) {
+    if (key == "bootstrap.servers" && value == kEmbeddedBootstrap) {
       config->embedded = true;
       continue;
     }
     std::string errstr;
-    if (probe->set(key, *value, errstr) != RdKafka::Conf::CONF_OK) {
+    if (probe->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {
       return KeyError(key_path, errstr);
     }
-    config->kafka[key] = *value;
+    config->kafka[key] = value;
   }
   if (!config->embedded && !config->kafka.count("bootstrap.servers")) {
     return KeyError(path + ".bootstrap.servers", "required (a broker list, or \"embedded\")");

@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "tests/support/temp_dir.h"
 
 namespace delaybridge::plugin {
 namespace {
@@ -266,6 +269,46 @@ TEST(ConfigTest, MissingFileIsNotFound) {
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.status().code(), Status::Code::kNotFound);
   EXPECT_NE(config.status().message().find("/nonexistent/delaybridge.yaml"), std::string::npos);
+}
+
+// Secrets can stay out of the file: ${NAME} reads the environment, <property>_file a file; the
+// start-up summary still masks them.
+TEST(ConfigTest, KafkaSecretsComeFromTheEnvironmentOrAFile) {
+  testing::TempDir dir("config_test");
+  const std::string password_file = dir.File("password");
+  std::ofstream(password_file) << "from-a-file\n";
+  ASSERT_EQ(::setenv("DELAYBRIDGE_TEST_USER", "alice", 1), 0);
+  ASSERT_EQ(::setenv("DELAYBRIDGE_TEST_SECRET", "from-the-env", 1), 0);
+  auto config = ParseConfig(
+      "kafka:\n  bootstrap.servers: b\n  sasl.username: ${DELAYBRIDGE_TEST_USER}\n"
+      "  ssl.key.password: pre-${DELAYBRIDGE_TEST_SECRET}-post\n"
+      "  sasl.password_file: " +
+      password_file + "\nroutes: {a: b}\ndead_letter_topic: dlq\nstorage: {dir: d}\n");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->kafka.at("sasl.username"), "alice");
+  EXPECT_EQ(config->kafka.at("ssl.key.password"), "pre-from-the-env-post");
+  EXPECT_EQ(config->kafka.at("sasl.password"), "from-a-file");
+  EXPECT_FALSE(config->kafka.count("sasl.password_file"));
+  const std::string summary = DescribeConfig(*config);
+  EXPECT_EQ(summary.find("from-a-file"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("from-the-env"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("sasl.username: alice"), std::string::npos) << summary;
+
+  const auto error = [](const std::string& kafka) {
+    auto bad = ParseConfig("kafka:\n  bootstrap.servers: b\n" + kafka +
+                           "routes: {a: b}\ndead_letter_topic: dlq\nstorage: {dir: d}\n");
+    return bad.ok() ? std::string("(accepted)") : bad.status().message();
+  };
+  EXPECT_EQ(error("  sasl.password: ${DELAYBRIDGE_TEST_UNSET}\n"),
+            "kafka.sasl.password: environment variable DELAYBRIDGE_TEST_UNSET is not set");
+  EXPECT_EQ(error("  sasl.password: ${not a name}\n"),
+            "kafka.sasl.password: ${not a name} does not name an environment variable");
+  EXPECT_EQ(error("  sasl.password: ${OPEN\n"),
+            "kafka.sasl.password: has \"${\" without a closing \"}\"");
+  EXPECT_EQ(error("  sasl.password_file: " + dir.File("missing") + "\n"),
+            "kafka.sasl.password_file: cannot read " + dir.File("missing"));
+  EXPECT_EQ(error("  sasl.password: x\n  sasl.password_file: " + password_file + "\n"),
+            "kafka.sasl.password_file: sets kafka.sasl.password a second time");
 }
 
 TEST(ConfigTest, DescribeMasksSecrets) {
