@@ -434,8 +434,7 @@ const std::vector<ConfigKey>& ConfigKeyTable() {
          return Status::Ok();
        },
        [](const BridgeConfig& c) -> std::optional<std::string> {
-         static constexpr const char* kNames[] = {"debug", "info", "warn", "error"};
-         return std::string(kNames[static_cast<int>(c.log_level)]);
+         return std::string(LogLevelName(c.log_level));
        }},
       {"log_format", false,
        [](auto& n, auto& p, auto* c) {

@@ -10,18 +10,10 @@ namespace delaybridge::plugin {
 
 namespace {
 
-const char* LevelName(LogLevel level) {
-  switch (level) {
-    case LogLevel::kDebug:
-      return "DEBUG";
-    case LogLevel::kInfo:
-      return "INFO ";
-    case LogLevel::kWarn:
-      return "WARN ";
-    case LogLevel::kError:
-      return "ERROR";
-  }
-  return "?    ";
+// The text format's level column: upper case, padded to one width.
+const char* LevelColumn(LogLevel level) {
+  static constexpr const char* kColumns[] = {"DEBUG", "INFO ", "WARN ", "ERROR"};
+  return kColumns[static_cast<int>(level)];
 }
 
 // UTC with milliseconds, e.g. 2026-11-22T16:20:01.123Z.
@@ -58,20 +50,6 @@ void AppendEscaped(std::string_view message, std::string* line) {
       AppendHexEscape(byte, "\\x", line);
     }
   }
-}
-
-const char* JsonLevelName(LogLevel level) {
-  switch (level) {
-    case LogLevel::kDebug:
-      return "debug";
-    case LogLevel::kInfo:
-      return "info";
-    case LogLevel::kWarn:
-      return "warn";
-    case LogLevel::kError:
-      return "error";
-  }
-  return "?";
 }
 
 // The length of the well-formed UTF-8 sequence at the start of bytes (RFC 3629: no overlong
@@ -129,7 +107,7 @@ void AppendJsonEscaped(std::string_view message, std::string* line) {
 std::string TextLine(LogLevel level, std::string_view message) {
   std::string line = TimestampNow();
   line += ' ';
-  line += LevelName(level);
+  line += LevelColumn(level);
   line += ' ';
   AppendEscaped(message, &line);
   line += '\n';
@@ -140,7 +118,7 @@ std::string JsonLine(LogLevel level, std::string_view message) {
   std::string line = "{\"time\":\"";
   line += TimestampNow();
   line += "\",\"level\":\"";
-  line += JsonLevelName(level);
+  line += LogLevelName(level);
   line += "\",\"message\":\"";
   AppendJsonEscaped(message, &line);
   line += "\"}\n";
@@ -153,6 +131,11 @@ Result<LogFormat> ParseLogFormat(std::string_view text) {
   if (text == "text") return LogFormat::kText;
   if (text == "json") return LogFormat::kJson;
   return Status::InvalidArgument("must be text or json, got \"" + std::string(text) + "\"");
+}
+
+std::string_view LogLevelName(LogLevel level) {
+  static constexpr std::string_view kNames[] = {"debug", "info", "warn", "error"};
+  return kNames[static_cast<int>(level)];
 }
 
 Result<LogLevel> ParseLogLevel(std::string_view text) {

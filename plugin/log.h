@@ -23,6 +23,8 @@ enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
 
 // Parses "debug", "info", "warn", "error".
 Result<LogLevel> ParseLogLevel(std::string_view text);
+// The inverse: "debug", "info", "warn", "error".
+std::string_view LogLevelName(LogLevel level);
 
 enum class LogFormat { kText, kJson };
 
