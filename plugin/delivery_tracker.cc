@@ -10,14 +10,13 @@ RecordPosition DeliveryTracker::Watermark(int64_t horizon_ms, int64_t now_ms) {
 }
 
 RecordPosition DeliveryTracker::Peek(int64_t horizon_ms, int64_t now_ms) const {
-  RecordPosition candidate;
-  if (!outstanding_.empty()) {
-    candidate = *outstanding_.begin();
-  } else {
-    // Nothing outstanding: all loaded records are delivered, and a future append lands at
-    // max(requested, now, floor), so nothing can appear before min(horizon, now).
-    candidate = RecordPosition{std::min(horizon_ms, now_ms), 0};
-  }
+  // Nothing outstanding: all loaded records are delivered, and a future append lands at
+  // max(requested, now, floor), so nothing can appear before min(horizon, now).
+  RecordPosition candidate{std::min(horizon_ms, now_ms), 0};
+  // Never past now either: a record appended now asking for a time before the oldest
+  // outstanding one would be placed after it, at the floor, yet is due (and delivered) at the
+  // time it asked for, out of the store's order; a stop then would deliver it again.
+  if (!outstanding_.empty()) candidate = std::min(candidate, *outstanding_.begin());
   return std::max(floor_, candidate);
 }
 

@@ -1,9 +1,10 @@
 // DeliveryTracker: the delivered watermark of one store. It holds the position
 // (deliver_at_ms, ordinal) of every record loaded from the store (preloaded, or appended inside
 // the preloaded horizon) whose delivery the broker has not yet acknowledged. The checkpoint is
-// the smallest such position: everything ordered before it is delivered. With nothing
-// outstanding it is the floor below which no record can still appear: the preloaded horizon,
-// but never later than the current time, because a record appended now is due now.
+// the smallest such position (everything ordered before it is delivered), but never later than
+// the preloaded horizon or the current time: a record appended now is placed no earlier than
+// now and is due when it asks, so a checkpoint ahead of the clock would place new records after
+// it, out of the order they fall due in.
 //
 // Thread-safety: none; the bridge's event-loop thread owns it.
 #pragma once

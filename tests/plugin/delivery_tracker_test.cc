@@ -21,6 +21,15 @@ TEST(DeliveryTrackerTest, WatermarkIsTheOldestOutstandingRecord) {
   EXPECT_EQ(t.outstanding(), 1u);
 }
 
+// Records preloaded ahead of the clock hold the watermark at the clock, not at the oldest of
+// them: a record appended now, due before them, must sort before them too.
+TEST(DeliveryTrackerTest, OutstandingRecordsAheadOfTheClockHoldItAtTheClock) {
+  DeliveryTracker t(RecordPosition{1000, 0});
+  t.Add({9000, 0});
+  EXPECT_EQ(t.Watermark(10'000, 6'000), (RecordPosition{6'000, 0}));
+  EXPECT_EQ(t.Watermark(10'000, 9'500), (RecordPosition{9'000, 0}));
+}
+
 TEST(DeliveryTrackerTest, EmptyTrackerStopsAtTheEarlierOfHorizonAndNow) {
   DeliveryTracker t(RecordPosition{1000, 0});
   // Preloaded up to 10 s, but a record appended now (5 s) would be due at 5 s.
