@@ -1,17 +1,19 @@
 #include "plugin/config.h"
 
+#include <fcntl.h>
 #include <librdkafka/rdkafkacpp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -132,12 +134,50 @@ Result<std::string> ExpandEnvironment(const std::string& text, const std::string
   return out;
 }
 
+// The content of a regular file of at most max_bytes. A directory, a FIFO or a device is refused
+// before it is read: none of them holds a configuration or a secret, and a FIFO or /dev/zero
+// never ends. A file that does not exist is NotFound.
+Result<std::string> ReadSmallRegularFile(const std::string& file, std::size_t max_bytes) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    const std::string what = "cannot read " + file + ": " + std::strerror(errno);
+    return errno == ENOENT ? Status::NotFound(what) : Status::IOError(what);
+  }
+  const auto close_fd = [fd](Result<std::string> result) {
+    ::close(fd);
+    return result;
+  };
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    return close_fd(Status::IOError("cannot read " + file + ": " + std::strerror(errno)));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    return close_fd(Status::InvalidArgument(file + " is not a regular file"));
+  }
+  if (static_cast<std::uint64_t>(info.st_size) > max_bytes) {
+    return close_fd(
+        Status::InvalidArgument(file + " is larger than " + std::to_string(max_bytes) + " bytes"));
+  }
+  std::string content(static_cast<std::size_t>(info.st_size), '\0');
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::read(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return close_fd(Status::IOError("cannot read " + file + ": " + std::strerror(errno)));
+    }
+    if (n == 0) break;  // the file shrank while it was read
+    done += static_cast<std::size_t>(n);
+  }
+  content.resize(done);
+  return close_fd(std::move(content));
+}
+
 // The value of a kafka.<property>_file key: the file's content, one trailing newline dropped.
 Result<std::string> ReadValueFile(const std::string& file, const std::string& path) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return KeyError(path, "cannot read " + file);
-  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (content.ends_with('\n')) content.pop_back();
+  auto content = ReadSmallRegularFile(file, kMaxKafkaValueFileBytes);
+  if (!content.ok()) return KeyError(path, content.status().message());
+  if (content->ends_with('\n')) content->pop_back();
   return content;
 }
 
@@ -632,11 +672,9 @@ Result<BridgeConfig> ParseConfig(const std::string& yaml_text) {
 }
 
 Result<BridgeConfig> LoadConfigFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound("cannot read config file " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto config = ParseConfig(text.str());
+  auto text = ReadSmallRegularFile(path, kMaxConfigFileBytes);
+  if (!text.ok()) return text.status().WithContext("config file " + path);
+  auto config = ParseConfig(*text);
   if (!config.ok()) return config.status().WithContext(path);
   return config;
 }

@@ -102,6 +102,11 @@ struct BridgeConfig {
 // same machine, different for another machine or another store directory on the same one.
 std::string DefaultGroupInstanceId(const std::string& storage_dir);
 
+// The largest file a kafka.<property>_file key reads: a secret, a key or a certificate chain.
+inline constexpr std::size_t kMaxKafkaValueFileBytes = 1 << 20;
+// The largest configuration file LoadConfigFile reads.
+inline constexpr std::size_t kMaxConfigFileBytes = 16 << 20;
+
 // Parses and validates YAML text; errors carry the key path.
 Result<BridgeConfig> ParseConfig(const std::string& yaml_text);
 

@@ -271,6 +271,14 @@ TEST(ConfigTest, MissingFileIsNotFound) {
   EXPECT_NE(config.status().message().find("/nonexistent/delaybridge.yaml"), std::string::npos);
 }
 
+TEST(ConfigTest, ADirectoryIsNotAConfigFile) {
+  testing::TempDir dir("config_test");
+  auto config = LoadConfigFile(dir.path());
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().message(),
+            "config file " + dir.path() + ": " + dir.path() + " is not a regular file");
+}
+
 // Secrets can stay out of the file: ${NAME} reads the environment, <property>_file a file; the
 // start-up summary still masks them.
 TEST(ConfigTest, KafkaSecretsComeFromTheEnvironmentOrAFile) {
@@ -306,9 +314,28 @@ TEST(ConfigTest, KafkaSecretsComeFromTheEnvironmentOrAFile) {
   EXPECT_EQ(error("  sasl.password: ${OPEN\n"),
             "kafka.sasl.password: has \"${\" without a closing \"}\"");
   EXPECT_EQ(error("  sasl.password_file: " + dir.File("missing") + "\n"),
-            "kafka.sasl.password_file: cannot read " + dir.File("missing"));
+            "kafka.sasl.password_file: cannot read " + dir.File("missing") +
+                ": No such file or directory");
   EXPECT_EQ(error("  sasl.password: x\n  sasl.password_file: " + password_file + "\n"),
             "kafka.sasl.password_file: sets kafka.sasl.password a second time");
+}
+
+// A _file key reads a regular file of bounded size: a directory, a device that never ends or a
+// file too large for a secret is refused with the key named, never read or thrown on.
+TEST(ConfigTest, KafkaValueFileMustBeASmallRegularFile) {
+  testing::TempDir dir("config_test");
+  const auto error = [](const std::string& file) {
+    auto bad = ParseConfig("kafka:\n  bootstrap.servers: b\n  sasl.password_file: " + file +
+                           "\nroutes: {a: b}\ndead_letter_topic: dlq\nstorage: {dir: d}\n");
+    return bad.ok() ? std::string("(accepted)") : bad.status().message();
+  };
+  EXPECT_EQ(error(dir.path()),
+            "kafka.sasl.password_file: " + dir.path() + " is not a regular file");
+  EXPECT_EQ(error("/dev/zero"), "kafka.sasl.password_file: /dev/zero is not a regular file");
+  const std::string large = dir.File("large");
+  std::ofstream(large) << std::string(kMaxKafkaValueFileBytes + 1, 'x');
+  EXPECT_EQ(error(large), "kafka.sasl.password_file: " + large + " is larger than " +
+                              std::to_string(kMaxKafkaValueFileBytes) + " bytes");
 }
 
 TEST(ConfigTest, DescribeMasksSecrets) {
