@@ -26,6 +26,16 @@ void FinishWalk(uint32_t count, std::vector<ChainEntry>* walked, std::vector<Cha
   }
 }
 
+// The problem a second reports: the first, except that an error that may pass (EIO, EMFILE, a
+// full disk) outranks damage. The caller skips a damaged second but reads one with such an
+// error again, and skipping would lose the records the error hid.
+Status Verdict(Status kept, Status next) {
+  if (kept.ok()) return next;
+  const bool kept_is_damage = kept.code() == Status::Code::kCorruption;
+  const bool next_is_damage = next.code() == Status::Code::kCorruption;
+  return kept_is_damage && !next_is_damage ? next : kept;
+}
+
 }  // namespace
 
 Status WalkChain(const PosixFile& index, int64_t epoch_second, const HeadCell& cell,
@@ -103,8 +113,8 @@ Status ReadSecondChain(const PosixFile& index, const PosixFile& data, int64_t ep
     Status s = ReadRecord(&cursor, data.path(), link.entry, &record.payload);
     if (s.ok()) {
       out->push_back(std::move(record));
-    } else if (first_problem.ok()) {
-      first_problem = s;
+    } else {
+      first_problem = Verdict(std::move(first_problem), std::move(s));
     }
   }
   return first_problem;

@@ -35,7 +35,8 @@ Status ReadRecord(BlockCursor* data, const std::string& data_path, const IndexEn
                   std::string* payload);
 
 // WalkChain, then ReadRecord for each entry: appends every good record to out in arrival
-// order and returns the first problem found (after appending the good ones).
+// order and returns the first problem found (after appending the good ones), except that an
+// error that is not damage (it may pass) outranks damage: the second is then read again.
 Status ReadSecondChain(const PosixFile& index, const PosixFile& data, int64_t epoch_second,
                        const HeadCell& cell, uint64_t entries_in_index,
                        std::vector<StoredRecord>* out);

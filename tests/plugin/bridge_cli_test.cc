@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,7 +54,8 @@ TEST(BridgeCliTest, HelpVersionAndUsageErrors) {
   EXPECT_EQ(RunBridge({"--config"}).exit_code, 2);
   CommandResult missing = RunBridge({"--config", "/nonexistent/config.yaml"});
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.output.find("cannot read config file /nonexistent/config.yaml"),
+  EXPECT_NE(missing.output.find(
+                "config file /nonexistent/config.yaml: cannot read /nonexistent/config.yaml"),
             std::string::npos)
       << missing.output;
 }
@@ -79,6 +81,42 @@ TEST(BridgeCliTest, AStorageDirInUseIsRefused) {
             std::string::npos)
       << refused.output;
   ::close(holder);
+}
+
+// Every open hour holds two descriptors: the bridge raises its open-files soft limit to the hard
+// one and says how many stores that leaves room for, with a warning when it is too few. The run
+// stops right after, at a storage.dir it cannot create.
+TEST(BridgeCliTest, OpenFilesSoftLimitIsRaisedToTheHardOne) {
+  TempDir dir("bridge_cli_test");
+  constexpr uint64_t kPerStore = 2 * 64 + 16;  // two per open hour, and some to spare
+  const std::string config =
+      WriteConfig(dir, "config.yaml",
+                  Config("127.0.0.1:1", "  max_open_hours: 64\n", "/proc/delaybridge-no-dir"));
+  const auto run_with_limit = [&](uint64_t soft, uint64_t hard) {
+    return RunBridgeCommand("/usr/bin/prlimit",
+                            {"--nofile=" + std::to_string(soft) + ":" + std::to_string(hard),
+                             DELAYBRIDGE_BINARY, "--config", config},
+                            seconds(60));
+  };
+  CommandResult tight = run_with_limit(64, 1000);
+  EXPECT_EQ(tight.exit_code, 2) << tight.output;
+  EXPECT_NE(tight.output.find("open files limit 1000: room for 6 stores (partitions) with "
+                              "storage.max_open_hours=64 hours open each; raise the limit "
+                              "(ulimit -n, LimitNOFILE=)"),
+            std::string::npos)
+      << tight.output;
+
+  // The test's own hard limit: raising it would need CAP_SYS_RESOURCE.
+  rlimit own{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &own), 0);
+  const uint64_t hard = own.rlim_max == RLIM_INFINITY ? 1 << 20 : own.rlim_max;
+  ASSERT_GE(hard / kPerStore, 16u) << "hard open-files limit " << hard;
+  CommandResult ample = run_with_limit(64, hard);
+  EXPECT_NE(ample.output.find("open files limit " + std::to_string(hard) + ": room for " +
+                              std::to_string(hard / kPerStore) + " stores"),
+            std::string::npos)
+      << ample.output;
+  EXPECT_EQ(ample.output.find("raise the limit"), std::string::npos) << ample.output;
 }
 
 TEST(BridgeCliTest, ConfigErrorsNameTheKeyAndExitTwo) {
