@@ -49,4 +49,29 @@ int64_t LatenessHistogram::Percentile(double percentile) const {
   return cap;
 }
 
+int64_t LatenessHistogram::CountAtMost(int64_t value) const {
+  if (value < 0) return 0;
+  const size_t holding = BucketOf(value);
+  const size_t end = BucketUpper(holding) == value ? holding + 1 : holding;
+  int64_t total = 0;
+  for (size_t bucket = 0; bucket < end; ++bucket) total += buckets_[bucket];
+  return total;
+}
+
+void LatenessHistogram::Merge(const LatenessHistogram& other) {
+  if (other.count_ == 0) return;
+  if (count_ == 0) {
+    min_ = other.min_;
+    max_ = other.max_;
+  } else {
+    min_ = std::min(min_, other.min_);
+    max_ = std::max(max_, other.max_);
+  }
+  count_ += other.count_;
+  early_count_ += other.early_count_;
+  sum_ += other.sum_;
+  for (size_t bucket = 0; bucket < kBucketCount; ++bucket)
+    buckets_[bucket] += other.buckets_[bucket];
+}
+
 }  // namespace delaybridge

@@ -32,6 +32,16 @@ class LatenessHistogram {
   // 0 when empty.
   int64_t Percentile(double percentile) const;
 
+  // Samples known to be at most value: those whose bucket ends at or below it. A bucket that
+  // straddles value counts above it, so a count never over-states how many were on time (by at
+  // most the 0.8% bucket width). Early samples count as 0.
+  int64_t CountAtMost(int64_t value) const;
+  // The sum of every recorded value, early ones included.
+  double sum() const { return sum_; }
+
+  // Adds other's samples, as if each had been recorded here too.
+  void Merge(const LatenessHistogram& other);
+
   void Reset() { *this = LatenessHistogram(); }
 
  private:

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -27,15 +28,30 @@ constexpr int64_t kSlowSyncMs = 100;            // a store sync this slow is wor
 constexpr int64_t kAfterRollbackMs = 1000;      // the next cut after an aborted transaction
 constexpr int kMaxRollbacks = 20;        // aborted transactions in a row before the bridge gives up
 constexpr int64_t kNotExactRetryMs = 5;  // a cut put off: the due record is on its way
-constexpr int64_t kHeldRetryMinMs = 100;    // held records: first retry of the store
-constexpr int64_t kHeldRetryMaxMs = 5'000;  // held records: back-off cap
-constexpr int64_t kClockStepMs = 1'000;     // a wall-clock step back this large is reported
+constexpr int64_t kHeldRetryMinMs = 100;      // held records: first retry of the store
+constexpr int64_t kHeldRetryMaxMs = 5'000;    // held records: back-off cap
+constexpr int64_t kClockStepMs = 1'000;       // a wall-clock step back this large is reported
+constexpr int64_t kHealthTimeoutMs = 2'000;   // /healthz: the delivery thread's answer
+constexpr int kBrokerProbeTimeoutMs = 2'000;  // /readyz: a metadata request after brokers went down
 // A step back this large stops the bridge: librdkafka's threads wait for deadlines on the wall
 // clock (librdkafka issue #2145), so its producer and consumer can stall for as long as the step.
 constexpr int64_t kClockStepStopMs = 30'000;
 
 std::string PositionString(RecordPosition p) {
   return std::to_string(p.deliver_at_ms) + "/" + std::to_string(p.ordinal);
+}
+
+// What a store's files take on disk; 0 when the directory cannot be read (a metric is no reason
+// to stop).
+uint64_t DirectoryBytes(const std::string& dir) {
+  uint64_t bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::error_code size_error;
+    const uintmax_t size = entry.is_regular_file(size_error) ? entry.file_size(size_error) : 0;
+    if (!size_error) bytes += size;
+  }
+  return bytes;
 }
 
 // "count=N p50=Xms p99=Yms max=Zms early=E" for the stats line.
@@ -69,7 +85,7 @@ Bridge::Bridge(const BridgeConfig& config, std::string bootstrap_servers, Logger
   policy_.max_record_bytes = config_.max_record_bytes;
 }
 
-Bridge::~Bridge() = default;
+Bridge::~Bridge() { JoinBrokerProbe(); }
 
 int Bridge::Run() {
   if (Status s = Start(); !s.ok()) {
@@ -124,6 +140,7 @@ Status Bridge::Start() {
   if (!consumer_wakeup.ok()) return consumer_wakeup.status();
   consumer_wakeup_ = std::move(consumer_wakeup).value();
 
+  if (Status s = StartHttp(); !s.ok()) return s;
   std::vector<std::string> topics;
   for (const auto& [from, to] : config_.routes) topics.push_back(from);
   if (Status s = consumer_->Subscribe(topics); !s.ok()) return s;
@@ -160,6 +177,8 @@ Status Bridge::Start() {
 // revocation syncs, flushes, commits and checkpoints each store (OnRevoked).
 void Bridge::Shutdown() {
   stopping_ = true;
+  http_.reset();      // the loop no longer runs: stop accepting connections it would not serve
+  JoinBrokerProbe();  // it uses the consumer, closed next
   consumer_->Close();
   if (!stores_.empty()) {
     // The group could not be left cleanly (broker unreachable): close the stores anyway.
@@ -430,10 +449,11 @@ void Bridge::GroupCommit() {
         return storage::RunConcurrently(runs);
       },
       [this, syncs, started](const Status&) {
-        const int64_t disk_ms =
-            std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started)
-                .count();
-        FinishGroupCommit(*syncs, disk_ms);
+        const int64_t disk_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                    std::chrono::steady_clock::now() - started)
+                                    .count();
+        group_commit_us_.Record(disk_us);
+        FinishGroupCommit(*syncs, disk_us / 1000);
       });
 }
 
@@ -536,6 +556,7 @@ Bridge::CutResult Bridge::CutTransaction(bool force, bool resume) {
     return RollBackTransaction(s, {});
   }
   for (const auto& [id, commit] : commits) stores_[id]->TransactionCommitted(checkpoints[id]);
+  if (!commits.empty()) consumer_->BrokersAnswered();  // the transaction coordinator did
   ++transactions_;
   rollbacks_in_a_row_ = 0;
   transaction_max_ms_ = std::max<int64_t>(
@@ -713,13 +734,21 @@ void Bridge::PersistCheckpoints() {
   }
 }
 
-void Bridge::LogStats() {
-  const DeliveryStats d = deliverer_->TakeStats();
+DeliveryStats Bridge::CollectDeliveryStats() {
+  DeliveryStats d = deliverer_->TakeStats();
   delivered_ += d.delivered;
   delivery_retries_ += d.retries;
   delivery_refused_ += d.refused;
   dead_letters_reduced_ += d.reduced;
   dead_letters_dropped_ += d.dropped;
+  lateness_ms_.Merge(d.lateness_at_ack);
+  stats_lateness_at_produce_.Merge(d.lateness_at_produce);
+  stats_lateness_at_ack_.Merge(d.lateness_at_ack);
+  return d;
+}
+
+void Bridge::LogStats() {
+  const DeliveryStats d = CollectDeliveryStats();
   logger_.Info(
       "stats: consumed=" + std::to_string(consumed_) + " stored=" + std::to_string(stored_) +
       " already_stored=" + std::to_string(already_stored_) + " already_finished=" +
@@ -741,8 +770,123 @@ void Bridge::LogStats() {
       " sync_failures=" + std::to_string(sync_failures_) + " held=" + std::to_string(held_.size()) +
       " in_memory=" + std::to_string(d.in_memory) + " in_wheel=" + std::to_string(d.in_wheel) +
       " in_flight=" + std::to_string(d.in_flight) + " stores=" + std::to_string(stores_.size()) +
-      " | lateness at produce: " + LatenessSummaryMs(d.lateness_at_produce) +
-      " | lateness at ack: " + LatenessSummaryMs(d.lateness_at_ack));
+      " | lateness at produce: " + LatenessSummaryMs(stats_lateness_at_produce_) +
+      " | lateness at ack: " + LatenessSummaryMs(stats_lateness_at_ack_));
+  stats_lateness_at_produce_.Reset();
+  stats_lateness_at_ack_.Reset();
+}
+
+// ---- metrics and health ----
+
+Status Bridge::StartHttp() {
+  if (!config_.metrics_listen) return Status::Ok();
+  std::map<std::string, HttpHandler> routes;
+  routes["/metrics"] = [this](HttpReply reply) {
+    reply({200, "text/plain; version=0.0.4; charset=utf-8", RenderMetrics(GatherMetrics())});
+  };
+  routes["/healthz"] = [this](HttpReply reply) { ServeHealth(std::move(reply)); };
+  routes["/readyz"] = [this](HttpReply reply) { ServeReady(std::move(reply)); };
+  auto server = HttpServer::Start(io_, *config_.metrics_listen, std::move(routes));
+  if (!server.ok()) return server.status().WithContext("metrics.listen");
+  http_ = std::move(server).value();
+  const ListenAddress bound{config_.metrics_listen->host, http_->port()};
+  logger_.Info("serving /metrics, /healthz and /readyz on http://" + bound.ToString());
+  return Status::Ok();
+}
+
+BridgeMetrics Bridge::GatherMetrics() {
+  const DeliveryStats d = CollectDeliveryStats();
+  BridgeMetrics m;
+  m.version = DELAYBRIDGE_VERSION;
+  m.consumed = consumed_;
+  m.stored = stored_;
+  m.delivered = delivered_;
+  m.delivery_retries = delivery_retries_;
+  m.rejected = dead_lettered_;
+  m.refused = delivery_refused_;
+  m.dead_letters_reduced = dead_letters_reduced_;
+  m.dead_letters_dropped = dead_letters_dropped_;
+  m.corrupt_records = corrupt_records_;
+  m.append_failures = append_failures_;
+  m.sync_failures = sync_failures_;
+  m.preload_retries = preload_retries_;
+  m.clock_steps_back = clock_steps_back_;
+  m.exactly_once = config_.exactly_once();
+  m.transactions = transactions_;
+  m.transactions_aborted = rollbacks_;
+  m.in_memory = d.in_memory;
+  m.in_wheel = d.in_wheel;
+  m.in_flight = static_cast<uint64_t>(std::max(d.in_flight, 0));
+  m.held = held_.size();
+  for (auto& [id, store] : stores_) {
+    PartitionMetrics p;
+    p.id = id;
+    const std::optional<int64_t> end = consumer_->EndOffset(id);
+    if (end && store->progress().has_position()) {
+      p.consumer_lag_records = std::max<int64_t>(0, *end - store->progress().ingest_position());
+    }
+    p.delivered_until_ms = store->tracker().floor_ms();
+    if (auto oldest = store->tracker().oldest_outstanding()) {
+      p.oldest_pending_ms = oldest->deliver_at_ms;
+    }
+    p.store_bytes = DirectoryBytes(store->dir());
+    m.partitions.push_back(std::move(p));
+  }
+  m.lateness_ms = &lateness_ms_;
+  m.group_commit_us = &group_commit_us_;
+  return m;
+}
+
+void Bridge::ServeHealth(HttpReply reply) {
+  auto answered = std::make_shared<bool>(false);
+  auto deadline = std::make_shared<boost::asio::steady_timer>(io_, milliseconds(kHealthTimeoutMs));
+  deliverer_->Probe([&io = io_, reply, answered, deadline] {
+    boost::asio::post(io, [reply, answered, deadline] {
+      if (std::exchange(*answered, true)) return;
+      deadline->cancel();
+      reply({200, "text/plain; charset=utf-8", "ok\n"});
+    });
+  });
+  deadline->async_wait([reply, answered](const boost::system::error_code& ec) {
+    if (ec || std::exchange(*answered, true)) return;
+    reply({503, "text/plain; charset=utf-8",
+           "the delivery thread did not answer within " + std::to_string(kHealthTimeoutMs) +
+               " ms\n"});
+  });
+}
+
+void Bridge::ServeReady(HttpReply reply) {
+  std::string problem;
+  if (stopping_) {
+    problem = "stopping";
+  } else if (!consumer_->member()) {
+    problem = "not a member of consumer group " + config_.group_id + " (yet)";
+  } else if (stores_.empty()) {
+    problem = "no delay-topic partition assigned";
+  } else {
+    problem = consumer_->BrokersProblem();
+    if (consumer_->all_brokers_down()) ProbeBrokersInBackground();
+  }
+  if (!problem.empty()) return reply({503, "text/plain; charset=utf-8", problem + "\n"});
+  reply({200, "text/plain; charset=utf-8",
+         "ready: " + std::to_string(stores_.size()) + " partition(s) assigned\n"});
+}
+
+void Bridge::ProbeBrokersInBackground() {
+  if (broker_probe_running_) return;
+  JoinBrokerProbe();
+  broker_probe_running_ = true;
+  broker_probe_ = std::thread([this] {
+    const Status answered = consumer_->ProbeBrokers(kBrokerProbeTimeoutMs);
+    boost::asio::post(io_, [this, answered] {
+      broker_probe_running_ = false;
+      if (answered.ok()) consumer_->BrokersAnswered();
+    });
+  });
+}
+
+void Bridge::JoinBrokerProbe() {
+  if (broker_probe_.joinable()) broker_probe_.join();
 }
 
 // ---- rebalance ----

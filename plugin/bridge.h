@@ -25,12 +25,16 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/clock.h"
+#include "core/lateness_histogram.h"
+#include "plugin/bridge_metrics.h"
 #include "plugin/config.h"
 #include "plugin/deliverer.h"
 #include "plugin/disk_worker.h"
+#include "plugin/http_server.h"
 #include "plugin/ingest.h"
 #include "plugin/kafka_stats_file.h"
 #include "plugin/kafka_wakeup.h"
@@ -121,7 +125,24 @@ class Bridge final : public RebalanceListener {
   void ApplyAcks();
   void ApplyAckBatch(const AckBatch& acks);
   void PersistCheckpoints();
+  // Adds the Deliverer's counts since the last call to the totals and the histograms; returns
+  // them with the gauges of the moment.
+  DeliveryStats CollectDeliveryStats();
   void LogStats();
+
+  // metrics.listen: /metrics, /healthz and /readyz (docs/operations.md, "Metrics and health").
+  Status StartHttp();
+  BridgeMetrics GatherMetrics();
+  // 200 once the delivery thread ran a probe (the loop answers by running this at all); 503 when
+  // it did not within kHealthTimeoutMs.
+  void ServeHealth(HttpReply reply);
+  // 200 while partitions are assigned and the brokers answer; 503 with the reason otherwise.
+  void ServeReady(HttpReply reply);
+  // After librdkafka reported every broker connection down, nothing says they are back until a
+  // request succeeds: asks for metadata on a thread of its own (one at a time), and clears the
+  // report when a broker answers.
+  void ProbeBrokersInBackground();
+  void JoinBrokerProbe();
 
   // Opens (or rebuilds) the stores of these partitions from the group's committed progress;
   // returns where reading starts.
@@ -158,6 +179,9 @@ class Bridge final : public RebalanceListener {
   WarningThrottle warnings_;
   DiskWorker disk_;                              // posts to io_, so declared after it
   std::unique_ptr<KafkaStatsFile> kafka_stats_;  // null unless configured; outlives the clients
+  std::unique_ptr<HttpServer> http_;             // null unless metrics.listen; uses io_
+  std::thread broker_probe_;                     // ProbeBrokersInBackground; joined before reuse
+  bool broker_probe_running_ = false;
 
   std::unique_ptr<Deliverer> deliverer_;  // posts to io_, so declared after it
   std::unique_ptr<SourceConsumer> consumer_;
@@ -178,7 +202,11 @@ class Bridge final : public RebalanceListener {
   int rollbacks_in_a_row_ = 0;
   uint64_t transactions_not_exact_ = 0;  // cuts put off because a due record was on its way
   int64_t transaction_max_ms_ = 0;       // longest cut (deliveries wait meanwhile), per interval
-  uint64_t delivered_ = 0;               // totals of the Deliverer's per-interval stats
+  LatenessHistogram lateness_ms_;        // every acknowledged delivery, for /metrics
+  LatenessHistogram stats_lateness_at_produce_;  // since the last stats line
+  LatenessHistogram stats_lateness_at_ack_;      // since the last stats line
+  LatenessHistogram group_commit_us_;            // every group commit's disk time
+  uint64_t delivered_ = 0;                       // totals of the Deliverer's per-interval stats
   uint64_t delivery_retries_ = 0;
   uint64_t delivery_refused_ = 0;  // refused for good by the target, dead-lettered instead
   uint64_t dead_letters_reduced_ = 0;

@@ -502,6 +502,22 @@ const std::vector<ConfigKey>& ConfigKeyTable() {
          if (c.kafka_stats_file.empty()) return std::nullopt;
          return c.kafka_stats_file;
        }},
+      {"metrics.listen", false,
+       [](auto& n, auto& p, auto* c) {
+         auto text = ScalarAt(n, p);
+         if (!text.ok()) return text.status();
+         if (text->empty()) {
+           c->metrics_listen.reset();
+           return Status::Ok();
+         }
+         auto address = ParseListenAddress(*text);
+         if (!address.ok()) return KeyError(p, address.status().message());
+         c->metrics_listen = *address;
+         return Status::Ok();
+       },
+       [](const BridgeConfig& c) -> std::optional<std::string> {
+         return c.metrics_listen ? c.metrics_listen->ToString() : std::string("(off)");
+       }},
   };
   return keys;
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "plugin/listen_address.h"
 #include "plugin/log.h"
 
 namespace delaybridge::plugin {
@@ -93,6 +94,8 @@ struct BridgeConfig {
   // Where librdkafka's statistics go (kafka."statistics.interval.ms" sets their period); the
   // config requires both or neither.
   std::string kafka_stats_file;
+  // metrics.listen: where /metrics, /healthz and /readyz are served; nullopt: not served.
+  std::optional<ListenAddress> metrics_listen = ListenAddress{"127.0.0.1", 9464};
 
   // Every topic the bridge writes to: route targets, allowed targets, dead-letter topic.
   std::set<std::string> OutputTopics() const;

@@ -218,6 +218,10 @@ void Deliverer::Resume() {
   });
 }
 
+void Deliverer::Probe(std::function<void()> on_alive) {
+  boost::asio::post(commands_, std::move(on_alive));
+}
+
 AckBatch Deliverer::TakeAcks() {
   std::lock_guard<std::mutex> lock(acks_mu_);
   return std::exchange(acks_, AckBatch{});

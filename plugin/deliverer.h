@@ -168,6 +168,9 @@ class Deliverer {
   DeliveryStats TakeStats();
   // Records handed over and not yet acknowledged or released: the bridge's memory bound.
   size_t in_memory() const { return in_memory_.load(std::memory_order_relaxed); }
+  // Runs on_alive on the delivery thread when it gets to it, behind the work queued before: a
+  // health check that never blocks the caller. A thread that is stuck never runs it.
+  void Probe(std::function<void()> on_alive);
 
  private:
   // What a record refused inside a transaction is produced as when it is handed over again after

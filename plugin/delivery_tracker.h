@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -52,6 +53,11 @@ class DeliveryTracker {
   int64_t floor_ms() const { return floor_.deliver_at_ms; }
   RecordPosition floor() const { return floor_; }
   size_t outstanding() const { return outstanding_.size(); }
+  // The earliest record not yet acknowledged; nullopt when none is outstanding.
+  std::optional<RecordPosition> oldest_outstanding() const {
+    if (outstanding_.empty()) return std::nullopt;
+    return *outstanding_.begin();
+  }
 
  private:
   std::set<RecordPosition> outstanding_;

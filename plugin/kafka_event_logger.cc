@@ -6,6 +6,7 @@ void KafkaEventLogger::event_cb(RdKafka::Event& event) {
   switch (event.type()) {
     case RdKafka::Event::EVENT_ERROR: {
       if (event.fatal()) fatal_.store(true);
+      if (event.err() == RdKafka::ERR__ALL_BROKERS_DOWN) all_brokers_down_.store(true);
       // Broker-down style errors are transient: librdkafka keeps retrying on its own.
       const LogLevel level = event.fatal() ? LogLevel::kError : LogLevel::kWarn;
       logger_.Log(level, client_name_ + ": kafka error " + RdKafka::err2str(event.err()) + ": " +

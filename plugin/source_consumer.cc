@@ -75,18 +75,24 @@ void SourceConsumer::Rebalance::rebalance_cb(RdKafka::KafkaConsumer* consumer,
 
 void SourceConsumer::CommitResults::offset_commit_cb(
     RdKafka::ErrorCode err, std::vector<RdKafka::TopicPartition*>& offsets) {
-  if (err == RdKafka::ERR_NO_ERROR || err == RdKafka::ERR__NO_OFFSET) return;
+  if (err == RdKafka::ERR_NO_ERROR || err == RdKafka::ERR__NO_OFFSET) return Succeeded();
   // Not fatal: a later commit covers the same records; until then a crash re-reads them and
   // the source-offset marker keeps them from being stored twice.
-  logger_.Warn("offset commit of " + std::to_string(offsets.size()) +
-               " partition(s) failed: " + RdKafka::err2str(err));
+  last_failure_ = "offset commit of " + std::to_string(offsets.size()) +
+                  " partition(s) failed: " + RdKafka::err2str(err);
+  logger_.Warn(last_failure_);
+}
+
+void SourceConsumer::CommitResults::Succeeded() {
+  last_failure_.clear();
+  events_.BrokersAnswered();
 }
 
 SourceConsumer::SourceConsumer(Logger& logger, RebalanceListener& listener, KafkaStatsFile* stats)
     : logger_(logger),
       events_(logger, "consumer", stats),
       rebalance_(logger, listener),
-      commit_results_(logger) {}
+      commit_results_(logger, events_) {}
 
 SourceConsumer::~SourceConsumer() { Close(); }
 
@@ -175,6 +181,7 @@ Status SourceConsumer::CommitSync(const std::map<TopicPartitionId, CommittedOffs
   PartitionList list(offsets);
   const rd_kafka_resp_err_t err = rd_kafka_commit(consumer_->c_ptr(), list.get(), 0);
   if (err) return Status::Unavailable(std::string("commit offsets: ") + rd_kafka_err2str(err));
+  commit_results_.Succeeded();
   return Status::Ok();
 }
 
@@ -236,6 +243,34 @@ std::string SourceConsumer::MemberId() const {
   std::string id(member_id);
   rd_kafka_mem_free(consumer_->c_ptr(), member_id);
   return id;
+}
+
+std::optional<int64_t> SourceConsumer::EndOffset(const TopicPartitionId& id) const {
+  int64_t low = 0;
+  int64_t high = 0;
+  if (consumer_->get_watermark_offsets(id.topic, id.partition, &low, &high) !=
+          RdKafka::ERR_NO_ERROR ||
+      high < 0) {
+    return std::nullopt;
+  }
+  return high;
+}
+
+std::string SourceConsumer::BrokersProblem() const {
+  if (events_.all_brokers_down()) return "every broker connection is down";
+  return commit_results_.last_failure();
+}
+
+void SourceConsumer::BrokersAnswered() { commit_results_.Succeeded(); }
+
+Status SourceConsumer::ProbeBrokers(int timeout_ms) const {
+  RdKafka::Metadata* raw = nullptr;
+  const RdKafka::ErrorCode err = consumer_->metadata(false, nullptr, &raw, timeout_ms);
+  std::unique_ptr<RdKafka::Metadata> metadata(raw);
+  if (err != RdKafka::ERR_NO_ERROR) {
+    return Status::Unavailable("metadata request: " + RdKafka::err2str(err));
+  }
+  return Status::Ok();
 }
 
 Result<GroupMetadata> SourceConsumer::CurrentGroupMetadata() const {

@@ -88,6 +88,21 @@ class SourceConsumer {
   // partitions): a transaction committed without a member id would not be fenced.
   Result<GroupMetadata> CurrentGroupMetadata() const;
 
+  // Whether this consumer is a member of its group now.
+  bool member() const { return !MemberId().empty(); }
+  // The partition's end (high watermark) as of the latest fetch response; nullopt before one.
+  std::optional<int64_t> EndOffset(const TopicPartitionId& id) const;
+  // Empty while the brokers answer; else why they seem not to: every broker connection is down
+  // (librdkafka said so, and nothing answered since), or the latest offset commit failed.
+  // Cleared by the next commit that succeeds, or BrokersAnswered (a transaction committed, a
+  // probe answered).
+  std::string BrokersProblem() const;
+  bool all_brokers_down() const { return events_.all_brokers_down(); }
+  void BrokersAnswered();
+  // Asks the brokers for metadata, blocking up to timeout_ms: OK when one answered. Safe on any
+  // thread (librdkafka's handle is), so a readiness check can ask off the event loop.
+  Status ProbeBrokers(int timeout_ms) const;
+
   // Leaves the group (revocation callbacks run first).
   void Close();
   bool fatal() const { return events_.fatal(); }
@@ -106,15 +121,20 @@ class SourceConsumer {
     RebalanceListener& listener_;
   };
 
-  // Logs failed asynchronous commits (served from Poll on the owner thread).
+  // Logs failed asynchronous commits and remembers the latest outcome (served from Poll on the
+  // owner thread).
   class CommitResults : public RdKafka::OffsetCommitCb {
    public:
-    explicit CommitResults(Logger& logger) : logger_(logger) {}
+    CommitResults(Logger& logger, KafkaEventLogger& events) : logger_(logger), events_(events) {}
     void offset_commit_cb(RdKafka::ErrorCode err,
                           std::vector<RdKafka::TopicPartition*>& offsets) override;
+    const std::string& last_failure() const { return last_failure_; }
+    void Succeeded();
 
    private:
     Logger& logger_;
+    KafkaEventLogger& events_;
+    std::string last_failure_;  // empty: the latest commit succeeded
   };
 
   SourceConsumer(Logger& logger, RebalanceListener& listener, KafkaStatsFile* stats);

@@ -160,6 +160,8 @@ wheel:
 max_delay: 3650d
 allow_unsafe_retention: true
 stats_interval_s: 10
+metrics:
+  listen: "127.0.0.1:0"
 ${5:-}
 EOF
   if [[ -n ${BENCH_KAFKA_STATS_MS:-} ]]; then

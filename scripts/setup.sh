@@ -11,6 +11,7 @@ packages=(
   clang-14 libclang-rt-14-dev
   faketime
   openjdk-17-jre-headless maven
+  curl prometheus  # the README's scrape of /metrics; promtool checks the metrics in the tests
 )
 
 missing=()

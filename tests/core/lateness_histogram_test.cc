@@ -89,5 +89,42 @@ TEST(LatenessHistogramTest, ResetForgetsEverything) {
   EXPECT_EQ(histogram.Percentile(50), 3);
 }
 
+TEST(LatenessHistogramTest, CountAtMostCountsWholeBucketsOnly) {
+  LatenessHistogram h;
+  for (int64_t v : {-5, 0, 3, 127, 128, 1000, 1001, 5000}) h.Record(v);
+  EXPECT_EQ(h.CountAtMost(-1), 0);
+  EXPECT_EQ(h.CountAtMost(0), 2);  // the early sample counts as 0
+  EXPECT_EQ(h.CountAtMost(3), 3);
+  EXPECT_EQ(h.CountAtMost(127), 4);
+  EXPECT_EQ(h.CountAtMost(128), 5);
+  // 1000 and 1001 share a bucket of width 4 ending at 1003: neither is counted at 1000.
+  EXPECT_EQ(h.CountAtMost(1000), 5);
+  EXPECT_EQ(h.CountAtMost(1003), 7);
+  EXPECT_EQ(h.CountAtMost(int64_t{1} << 40), 8);
+}
+
+TEST(LatenessHistogramTest, MergeIsRecordingBoth) {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int64_t> value(-100, 1'000'000);
+  LatenessHistogram a, b, both;
+  for (int i = 0; i < 10'000; ++i) {
+    const int64_t v = value(rng);
+    (i % 3 == 0 ? a : b).Record(v);
+    both.Record(v);
+  }
+  a.Merge(b);
+  EXPECT_EQ(a.count(), both.count());
+  EXPECT_EQ(a.early_count(), both.early_count());
+  EXPECT_EQ(a.min(), both.min());
+  EXPECT_EQ(a.max(), both.max());
+  EXPECT_DOUBLE_EQ(a.sum(), both.sum());
+  for (double p : {1.0, 50.0, 99.0, 100.0}) EXPECT_EQ(a.Percentile(p), both.Percentile(p)) << p;
+  for (int64_t v : {0, 10, 1000, 123'456}) EXPECT_EQ(a.CountAtMost(v), both.CountAtMost(v)) << v;
+  LatenessHistogram empty;
+  empty.Merge(both);
+  EXPECT_EQ(empty.min(), both.min());
+  EXPECT_EQ(empty.count(), both.count());
+}
+
 }  // namespace
 }  // namespace delaybridge

@@ -73,6 +73,8 @@ void BridgeTestBase::WriteConfig(const std::string& path, const std::string& dat
          << "  preload_seconds: 5\n"
          << "max_delay: 1h\n"
          << "stats_interval_s: 5\n"
+         << "metrics:\n"
+         << "  listen: \"127.0.0.1:0\"\n"
          << extra_yaml_ << instance_yaml;
   config.close();
   ASSERT_TRUE(config.good()) << "writing " << path;

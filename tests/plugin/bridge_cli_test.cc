@@ -35,7 +35,7 @@ std::string Config(const std::string& bootstrap, const std::string& extra = "",
                    const std::string& storage_dir = "./unused") {
   return "kafka:\n  bootstrap.servers: \"" + bootstrap +
          "\"\nroutes:\n  delayed: delivered\nallowed_targets: [delivered]\n"
-         "dead_letter_topic: delayed.dlq\nstorage:\n  dir: " +
+         "dead_letter_topic: delayed.dlq\nmetrics:\n  listen: \"127.0.0.1:0\"\nstorage:\n  dir: " +
          storage_dir + "\n" + extra;
 }
 

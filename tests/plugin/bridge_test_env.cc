@@ -59,7 +59,9 @@ void BridgeTestEnv::WriteConfig(const std::string& path, const std::string& stor
          << "  max_preloaded_records: " << options_.max_preloaded_records << "\n"
          << "max_delay: " << options_.max_delay << "\n"
          << "max_record_bytes: " << options_.max_record_bytes << "\n"
-         << "stats_interval_s: 5\n";
+         << "stats_interval_s: 5\n"
+         << "metrics:\n"
+         << "  listen: \"127.0.0.1:0\"\n";
   if (options_.kafka_stats) config << "kafka_stats_file: \"" << kafka_stats_path() << "\"\n";
   config.close();
   ASSERT_TRUE(config.good()) << "writing " << path;
@@ -70,6 +72,16 @@ std::unique_ptr<BridgeProcess> BridgeTestEnv::MakeInstance(const std::string& na
   WriteConfig(config_path, dir_->File("data-" + name));
   return std::make_unique<BridgeProcess>(DELAYBRIDGE_BINARY, config_path,
                                          dir_->File(name + ".log"));
+}
+
+uint16_t BridgeTestEnv::MetricsPort() const {
+  const std::string marker = "serving /metrics, /healthz and /readyz on http://127.0.0.1:";
+  if (!bridge_->WaitForLog(marker, std::chrono::seconds(30))) {
+    ADD_FAILURE() << "the bridge did not log its metrics port\n" << LogTail();
+    return 0;
+  }
+  const std::string log = bridge_->Log();
+  return static_cast<uint16_t>(std::stoi(log.substr(log.rfind(marker) + marker.size())));
 }
 
 void BridgeTestEnv::TearDown() {

@@ -45,6 +45,10 @@ class BridgeTestEnv : public ::testing::Test {
   // Fails the test with the bridge log attached.
   std::string LogTail() const;
 
+  // The port of the running bridge's /metrics, /healthz and /readyz (metrics.listen picks a
+  // free one), from its log; fails the test when it is not logged.
+  uint16_t MetricsPort() const;
+
   int64_t NowMs() const;
   std::string kafka_stats_path() const { return dir_->File("kafka-stats.jsonl"); }
 

@@ -338,6 +338,33 @@ TEST(ConfigTest, KafkaValueFileMustBeASmallRegularFile) {
                               std::to_string(kMaxKafkaValueFileBytes) + " bytes");
 }
 
+TEST(ConfigTest, MetricsListenIsAnAddressOrEmptyForNone) {
+  const auto parse = [](const std::string& metrics) {
+    return ParseConfig(
+        "kafka: {bootstrap.servers: b}\nroutes: {a: b}\ndead_letter_topic: dlq\n"
+        "storage: {dir: d}\n" +
+        metrics);
+  };
+  auto by_default = parse("");
+  ASSERT_TRUE(by_default.ok()) << by_default.status().ToString();
+  ASSERT_TRUE(by_default->metrics_listen.has_value());
+  EXPECT_EQ(by_default->metrics_listen->ToString(), "127.0.0.1:9464");
+  auto any = parse("metrics: {listen: \"0.0.0.0:0\"}\n");
+  ASSERT_TRUE(any.ok()) << any.status().ToString();
+  EXPECT_EQ(any->metrics_listen->ToString(), "0.0.0.0:0");
+  EXPECT_NE(DescribeConfig(*any).find("metrics.listen=0.0.0.0:0"), std::string::npos)
+      << DescribeConfig(*any);
+  auto off = parse("metrics: {listen: \"\"}\n");
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->metrics_listen.has_value());
+  EXPECT_NE(DescribeConfig(*off).find("metrics.listen=(off)"), std::string::npos);
+  auto bad = parse("metrics: {listen: \"metrics.example:9464\"}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "metrics.listen: \"metrics.example:9464\" does not name an IP address (IPv6 goes in "
+            "brackets) (host:port or [v6 address]:port; port 0 picks a free one)");
+}
+
 TEST(ConfigTest, DescribeMasksSecrets) {
   auto config = ParseConfig(
       "kafka: {bootstrap.servers: b, sasl.password: hunter2, sasl.username: u}\n"

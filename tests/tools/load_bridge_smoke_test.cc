@@ -49,7 +49,9 @@ std::string WriteEmbeddedConfig(const std::string& dir) {
                          "wheel:\n"
                          "  tick_ms: 1\n"
                          "  preload_seconds: 5\n"
-                         "max_delay: 3650d\n";
+                         "max_delay: 3650d\n"
+                         "metrics:\n"
+                         "  listen: \"127.0.0.1:0\"\n";
   return path;
 }
 
