@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -123,6 +124,33 @@ TEST(BridgeMetricsTest, PromtoolAcceptsTheOutput) {
   const int status = ::pclose(pipe);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
   EXPECT_EQ(output, "") << output;
+}
+
+// packaging/grafana/delaybridge-dashboard.json queries only series the bridge exports.
+TEST(BridgeMetricsTest, TheGrafanaDashboardQueriesOnlyExportedSeries) {
+  std::ifstream in(std::string(DELAYBRIDGE_SOURCE_DIR) +
+                   "/packaging/grafana/delaybridge-dashboard.json");
+  ASSERT_TRUE(in.good());
+  std::stringstream dashboard;
+  dashboard << in.rdbuf();
+  Histograms h;
+  const std::string text = RenderMetrics(Example(h));
+  const std::string json = dashboard.str();
+  size_t names = 0;
+  for (size_t at = json.find("delaybridge_"); at != std::string::npos;
+       at = json.find("delaybridge_", at + 1)) {
+    size_t end = at;
+    while (end < json.size() && (std::islower(static_cast<unsigned char>(json[end])) ||
+                                 json[end] == '_')) {
+      ++end;
+    }
+    const std::string name = json.substr(at, end - at);
+    const bool exported = text.find("\n" + name + " ") != std::string::npos ||
+                          text.find("\n" + name + "{") != std::string::npos;
+    EXPECT_TRUE(exported) << name << " is not exported";
+    ++names;
+  }
+  EXPECT_GE(names, 10u);
 }
 
 }  // namespace
