@@ -2,15 +2,13 @@
 // what the bridge did (and promtool accepts it), /healthz answers, and /readyz is 200 while the
 // partitions are assigned and the broker answers, 503 with the reason while it does not.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
-#include <fstream>
 #include <thread>
 
 #include "tests/plugin/bridge_test_env.h"
 #include "tests/plugin/delay_workload.h"
 #include "tests/support/http_get.h"
+#include "tests/support/promtool.h"
 
 namespace delaybridge::testing {
 namespace {
@@ -110,15 +108,8 @@ TEST_F(BridgeHttpTest, MetricsCountDeliveriesAndProbesAnswer) {
   EXPECT_NE(text.find("delaybridge_build_info{version=\""), std::string::npos) << text;
 
   // What a Prometheus server would scrape, checked by its own tool.
-  const std::string path = dir_->File("scraped.txt");
-  std::ofstream(path) << text;
-  FILE* pipe = ::popen(("/usr/bin/promtool check metrics < " + path + " 2>&1").c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string promtool;
-  char buffer[512];
-  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) promtool.append(buffer, n);
-  const int status = ::pclose(pipe);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << promtool;
+  const PromtoolResult check = PromtoolCheck(text, dir_->File("scraped.txt"));
+  EXPECT_TRUE(check.passed) << check.output;
 
   ASSERT_NO_FATAL_FAILURE(StopBridge());
   EXPECT_EQ(bridge_->CountInLog("ERROR"), 0u) << LogTail();
