@@ -2,7 +2,7 @@
 # Builds the bridge and its plugin and storage tests with ThreadSanitizer and runs them: the unit
 # tests (the Deliverer's delivery thread, the disk worker, the statistics writer, concurrent
 # syncs) and the mock-cluster integration tests, whose bridge processes run the ingest loop and
-# the delivery, disk and statistics threads for real. Any race report fails the run (a test
+# the delivery, disk and statistics threads (and the metrics server) for real. Any race report fails the run (a test
 # process, or a bridge it started, exits 66).
 #
 # librdkafka is not instrumented: tests/tsan/c11_threads.cc is preloaded so TSan sees its threads
@@ -15,7 +15,7 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDELAYBRIDGE_SANITIZE_THREAD=ON -DDELAYBRIDGE_BUILD_BENCHMARKS=OFF \
   -DDELAYBRIDGE_WERROR=ON >/dev/null
 targets=(delaybridge_tsan_c11_threads delaybridge storage_tests plugin_unit_tests)
-for test in delivery restart dead_letter full_disk broker_outage backpressure failover; do
+for test in delivery restart dead_letter full_disk broker_outage backpressure failover http; do
   targets+=("plugin_bridge_${test}_test")
 done
 cmake --build "$build_dir" -j2 --target "${targets[@]}"
