@@ -2,8 +2,8 @@
 # Builds the bridge and its plugin and storage tests with ThreadSanitizer and runs them: the unit
 # tests (the Deliverer's delivery thread, the disk worker, the statistics writer, concurrent
 # syncs) and the mock-cluster integration tests, whose bridge processes run the ingest loop and
-# the delivery, disk and statistics threads (and the metrics server) for real. Any race report fails the run (a test
-# process, or a bridge it started, exits 66).
+# the delivery, disk and statistics threads (and the metrics server) for real. Any race report
+# fails the run (a test process, or a bridge it started, exits 66).
 #
 # librdkafka is not instrumented: tests/tsan/c11_threads.cc is preloaded so TSan sees its threads
 # and locks, and tests/tsan/tsan.supp says what is not checked inside it, and why.
