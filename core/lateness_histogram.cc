@@ -32,6 +32,7 @@ void LatenessHistogram::Record(int64_t lateness) {
   }
   ++count_;
   sum_ += static_cast<double>(lateness);
+  sum_early_as_zero_ += static_cast<double>(std::max<int64_t>(lateness, 0));
   if (lateness < 0) ++early_count_;
   ++buckets_[BucketOf(std::max<int64_t>(lateness, 0))];
 }
@@ -70,6 +71,7 @@ void LatenessHistogram::Merge(const LatenessHistogram& other) {
   count_ += other.count_;
   early_count_ += other.early_count_;
   sum_ += other.sum_;
+  sum_early_as_zero_ += other.sum_early_as_zero_;
   for (size_t bucket = 0; bucket < kBucketCount; ++bucket)
     buckets_[bucket] += other.buckets_[bucket];
 }

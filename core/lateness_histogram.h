@@ -38,6 +38,9 @@ class LatenessHistogram {
   int64_t CountAtMost(int64_t value) const;
   // The sum of every recorded value, early ones included.
   double sum() const { return sum_; }
+  // The sum with early samples counted as 0, as the buckets count them: it never decreases, as
+  // a Prometheus histogram's _sum must not.
+  double sum_early_as_zero() const { return sum_early_as_zero_; }
 
   // Adds other's samples, as if each had been recorded here too.
   void Merge(const LatenessHistogram& other);
@@ -60,6 +63,7 @@ class LatenessHistogram {
   int64_t min_ = 0;
   int64_t max_ = 0;
   double sum_ = 0;  // double: a sum of int64 samples may overflow int64
+  double sum_early_as_zero_ = 0;
 };
 
 }  // namespace delaybridge

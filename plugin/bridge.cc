@@ -31,7 +31,7 @@ constexpr int64_t kNotExactRetryMs = 5;  // a cut put off: the due record is on 
 constexpr int64_t kHeldRetryMinMs = 100;      // held records: first retry of the store
 constexpr int64_t kHeldRetryMaxMs = 5'000;    // held records: back-off cap
 constexpr int64_t kClockStepMs = 1'000;       // a wall-clock step back this large is reported
-constexpr int64_t kHealthTimeoutMs = 2'000;   // /healthz: the delivery thread's answer
+constexpr int64_t kDeliveryAnswerMs = 2'000;  // /healthz, /metrics: the delivery thread's answer
 constexpr int kBrokerProbeTimeoutMs = 2'000;  // /readyz: a metadata request after brokers went down
 // A step back this large stops the bridge: librdkafka's threads wait for deadlines on the wall
 // clock (librdkafka issue #2145), so its producer and consumer can stall for as long as the step.
@@ -46,9 +46,10 @@ std::string PositionString(RecordPosition p) {
 uint64_t DirectoryBytes(const std::string& dir) {
   uint64_t bytes = 0;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+  std::filesystem::directory_iterator it(dir, ec);
+  for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     std::error_code size_error;
-    const uintmax_t size = entry.is_regular_file(size_error) ? entry.file_size(size_error) : 0;
+    const uintmax_t size = it->is_regular_file(size_error) ? it->file_size(size_error) : 0;
     if (!size_error) bytes += size;
   }
   return bytes;
@@ -88,6 +89,11 @@ Bridge::Bridge(const BridgeConfig& config, std::string bootstrap_servers, Logger
 Bridge::~Bridge() { JoinBrokerProbe(); }
 
 int Bridge::Run() {
+  // An address that cannot be served is the operator's to fix: exit 2, no restart loop.
+  if (Status s = StartHttp(); !s.ok()) {
+    logger_.Error(s.ToString());
+    return 2;
+  }
   if (Status s = Start(); !s.ok()) {
     logger_.Error("start failed: " + s.ToString());
     return 1;
@@ -140,7 +146,6 @@ Status Bridge::Start() {
   if (!consumer_wakeup.ok()) return consumer_wakeup.status();
   consumer_wakeup_ = std::move(consumer_wakeup).value();
 
-  if (Status s = StartHttp(); !s.ok()) return s;
   std::vector<std::string> topics;
   for (const auto& [from, to] : config_.routes) topics.push_back(from);
   if (Status s = consumer_->Subscribe(topics); !s.ok()) return s;
@@ -734,8 +739,7 @@ void Bridge::PersistCheckpoints() {
   }
 }
 
-DeliveryStats Bridge::CollectDeliveryStats() {
-  DeliveryStats d = deliverer_->TakeStats();
+void Bridge::AddDeliveryStats(const DeliveryStats& d) {
   delivered_ += d.delivered;
   delivery_retries_ += d.retries;
   delivery_refused_ += d.refused;
@@ -744,11 +748,11 @@ DeliveryStats Bridge::CollectDeliveryStats() {
   lateness_ms_.Merge(d.lateness_at_ack);
   stats_lateness_at_produce_.Merge(d.lateness_at_produce);
   stats_lateness_at_ack_.Merge(d.lateness_at_ack);
-  return d;
 }
 
 void Bridge::LogStats() {
-  const DeliveryStats d = CollectDeliveryStats();
+  const DeliveryStats d = deliverer_->TakeStats();
+  AddDeliveryStats(d);
   logger_.Info(
       "stats: consumed=" + std::to_string(consumed_) + " stored=" + std::to_string(stored_) +
       " already_stored=" + std::to_string(already_stored_) + " already_finished=" +
@@ -781,9 +785,7 @@ void Bridge::LogStats() {
 Status Bridge::StartHttp() {
   if (!config_.metrics_listen) return Status::Ok();
   std::map<std::string, HttpHandler> routes;
-  routes["/metrics"] = [this](HttpReply reply) {
-    reply({200, "text/plain; version=0.0.4; charset=utf-8", RenderMetrics(GatherMetrics())});
-  };
+  routes["/metrics"] = [this](HttpReply reply) { ServeMetrics(std::move(reply)); };
   routes["/healthz"] = [this](HttpReply reply) { ServeHealth(std::move(reply)); };
   routes["/readyz"] = [this](HttpReply reply) { ServeReady(std::move(reply)); };
   auto server = HttpServer::Start(io_, *config_.metrics_listen, std::move(routes));
@@ -794,8 +796,40 @@ Status Bridge::StartHttp() {
   return Status::Ok();
 }
 
-BridgeMetrics Bridge::GatherMetrics() {
-  const DeliveryStats d = CollectDeliveryStats();
+void Bridge::AskDeliveryThread(std::function<void(const DeliveryStats&)> answered,
+                               std::function<void()> timed_out) {
+  auto settled = std::make_shared<bool>(false);
+  auto deadline = std::make_shared<boost::asio::steady_timer>(io_, milliseconds(kDeliveryAnswerMs));
+  deadline->async_wait([settled, timed_out](const boost::system::error_code& ec) {
+    if (!ec && !std::exchange(*settled, true)) timed_out();
+  });
+  // Everything the answer needs moves into the handler posted back to the loop, so nothing of
+  // it (an HTTP connection) is released on the delivery thread.
+  deliverer_->TakeStatsLater([this, answered = std::move(answered), settled = std::move(settled),
+                              deadline = std::move(deadline)](DeliveryStats d) mutable {
+    boost::asio::post(io_, [this, d = std::move(d), answered = std::move(answered),
+                            settled = std::move(settled), deadline = std::move(deadline)] {
+      AddDeliveryStats(d);
+      if (std::exchange(*settled, true)) return;
+      deadline->cancel();
+      answered(d);
+    });
+  });
+}
+
+void Bridge::ServeMetrics(HttpReply reply) {
+  AskDeliveryThread(
+      [this, reply](const DeliveryStats& d) {
+        reply({200, "text/plain; version=0.0.4; charset=utf-8", RenderMetrics(GatherMetrics(d))});
+      },
+      [reply] {
+        reply({503, "text/plain; charset=utf-8",
+               "the delivery thread did not answer within " + std::to_string(kDeliveryAnswerMs) +
+                   " ms\n"});
+      });
+}
+
+BridgeMetrics Bridge::GatherMetrics(const DeliveryStats& d) {
   BridgeMetrics m;
   m.version = DELAYBRIDGE_VERSION;
   m.consumed = consumed_;
@@ -821,10 +855,7 @@ BridgeMetrics Bridge::GatherMetrics() {
   for (auto& [id, store] : stores_) {
     PartitionMetrics p;
     p.id = id;
-    const std::optional<int64_t> end = consumer_->EndOffset(id);
-    if (end && store->progress().has_position()) {
-      p.consumer_lag_records = std::max<int64_t>(0, *end - store->progress().ingest_position());
-    }
+    p.consumer_lag_records = consumer_->Lag(id);
     p.delivered_until_ms = store->tracker().floor_ms();
     if (auto oldest = store->tracker().oldest_outstanding()) {
       p.oldest_pending_ms = oldest->deliver_at_ms;
@@ -838,28 +869,20 @@ BridgeMetrics Bridge::GatherMetrics() {
 }
 
 void Bridge::ServeHealth(HttpReply reply) {
-  auto answered = std::make_shared<bool>(false);
-  auto deadline = std::make_shared<boost::asio::steady_timer>(io_, milliseconds(kHealthTimeoutMs));
-  deliverer_->Probe([&io = io_, reply, answered, deadline] {
-    boost::asio::post(io, [reply, answered, deadline] {
-      if (std::exchange(*answered, true)) return;
-      deadline->cancel();
-      reply({200, "text/plain; charset=utf-8", "ok\n"});
-    });
-  });
-  deadline->async_wait([reply, answered](const boost::system::error_code& ec) {
-    if (ec || std::exchange(*answered, true)) return;
-    reply({503, "text/plain; charset=utf-8",
-           "the delivery thread did not answer within " + std::to_string(kHealthTimeoutMs) +
-               " ms\n"});
-  });
+  AskDeliveryThread(
+      [reply](const DeliveryStats&) {
+        reply({200, "text/plain; charset=utf-8", "ok\n"});
+      },
+      [reply] {
+        reply({503, "text/plain; charset=utf-8",
+               "the delivery thread did not answer within " + std::to_string(kDeliveryAnswerMs) +
+                   " ms\n"});
+      });
 }
 
 void Bridge::ServeReady(HttpReply reply) {
   std::string problem;
-  if (stopping_) {
-    problem = "stopping";
-  } else if (!consumer_->member()) {
+  if (!consumer_->member()) {
     problem = "not a member of consumer group " + config_.group_id + " (yet)";
   } else if (stores_.empty()) {
     problem = "no delay-topic partition assigned";

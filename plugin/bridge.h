@@ -54,7 +54,8 @@ class Bridge final : public RebalanceListener {
   ~Bridge() override;
 
   // Runs until SIGTERM/SIGINT (then shuts down cleanly and returns 0) or an unrecoverable
-  // error (returns 1 after the same shutdown steps, as far as they still work).
+  // error (returns 1 after the same shutdown steps, as far as they still work). Returns 2 at
+  // once when metrics.listen cannot be bound (in use, not a local address).
   int Run();
 
   std::map<TopicPartitionId, int64_t> OnAssigned(
@@ -125,16 +126,21 @@ class Bridge final : public RebalanceListener {
   void ApplyAcks();
   void ApplyAckBatch(const AckBatch& acks);
   void PersistCheckpoints();
-  // Adds the Deliverer's counts since the last call to the totals and the histograms; returns
-  // them with the gauges of the moment.
-  DeliveryStats CollectDeliveryStats();
+  // Adds the Deliverer's counts since it last gave them to the totals and the histograms.
+  void AddDeliveryStats(const DeliveryStats& d);
   void LogStats();
 
   // metrics.listen: /metrics, /healthz and /readyz (docs/operations.md, "Metrics and health").
   Status StartHttp();
-  BridgeMetrics GatherMetrics();
-  // 200 once the delivery thread ran a probe (the loop answers by running this at all); 503 when
-  // it did not within kHealthTimeoutMs.
+  // Takes the delivery thread's stats without blocking the loop: answered runs on the loop with
+  // them (after AddDeliveryStats), or timed_out when the thread did not answer within
+  // kDeliveryAnswerMs (its stats still count when they come).
+  void AskDeliveryThread(std::function<void(const DeliveryStats&)> answered,
+                         std::function<void()> timed_out);
+  BridgeMetrics GatherMetrics(const DeliveryStats& d);
+  void ServeMetrics(HttpReply reply);
+  // 200 once the delivery thread answered (the loop answers by running this at all); 503 when it
+  // did not.
   void ServeHealth(HttpReply reply);
   // 200 while partitions are assigned and the brokers answer; 503 with the reason otherwise.
   void ServeReady(HttpReply reply);

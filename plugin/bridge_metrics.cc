@@ -45,7 +45,7 @@ void SecondsHistogram(PrometheusText& out, const char* name, const char* help,
     const auto units = static_cast<int64_t>(std::floor(bound * units_per_second + 1e-6));
     at_most.push_back(static_cast<uint64_t>(h.CountAtMost(units)));
   }
-  out.Histogram(name, {}, bounds, at_most, h.sum() / units_per_second,
+  out.Histogram(name, {}, bounds, at_most, h.sum_early_as_zero() / units_per_second,
                 static_cast<uint64_t>(h.count()));
 }
 

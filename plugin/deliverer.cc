@@ -218,10 +218,6 @@ void Deliverer::Resume() {
   });
 }
 
-void Deliverer::Probe(std::function<void()> on_alive) {
-  boost::asio::post(commands_, std::move(on_alive));
-}
-
 AckBatch Deliverer::TakeAcks() {
   std::lock_guard<std::mutex> lock(acks_mu_);
   return std::exchange(acks_, AckBatch{});
@@ -229,16 +225,23 @@ AckBatch Deliverer::TakeAcks() {
 
 DeliveryStats Deliverer::TakeStats() {
   DeliveryStats stats;
-  RunAndWait([&] {
-    stats = std::exchange(stats_, DeliveryStats{});
-    stats.in_memory = pending_.size();
-    stats.in_wheel = wheel_.size();
-    stats.in_flight = producer_->in_flight();
-  });
+  RunAndWait([&] { stats = TakeStatsNow(); });
   return stats;
 }
 
+void Deliverer::TakeStatsLater(std::function<void(DeliveryStats)> done) {
+  boost::asio::post(commands_, [this, done = std::move(done)] { done(TakeStatsNow()); });
+}
+
 // ---- on the delivery thread ----
+
+DeliveryStats Deliverer::TakeStatsNow() {
+  DeliveryStats stats = std::exchange(stats_, DeliveryStats{});
+  stats.in_memory = pending_.size();
+  stats.in_wheel = wheel_.size();
+  stats.in_flight = producer_->in_flight();
+  return stats;
+}
 
 uint64_t Deliverer::Add(PendingDelivery delivery, int64_t deadline_ms) {
   const uint64_t token = pending_.Add(std::move(delivery));

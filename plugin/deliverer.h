@@ -168,9 +168,9 @@ class Deliverer {
   DeliveryStats TakeStats();
   // Records handed over and not yet acknowledged or released: the bridge's memory bound.
   size_t in_memory() const { return in_memory_.load(std::memory_order_relaxed); }
-  // Runs on_alive on the delivery thread when it gets to it, behind the work queued before: a
-  // health check that never blocks the caller. A thread that is stuck never runs it.
-  void Probe(std::function<void()> on_alive);
+  // TakeStats without waiting: done runs on the delivery thread with the stats when the thread
+  // gets to it, behind the work queued before (a thread that is stuck never runs it).
+  void TakeStatsLater(std::function<void(DeliveryStats)> done);
 
  private:
   // What a record refused inside a transaction is produced as when it is handed over again after
@@ -186,6 +186,7 @@ class Deliverer {
   Deliverer(Logger& logger, const Clock& clock, const Options& options, Callbacks callbacks);
 
   // All below run on the delivery thread.
+  DeliveryStats TakeStatsNow();
   uint64_t Add(PendingDelivery delivery, int64_t deadline_ms);
   void ScheduleToken(uint64_t token, int64_t deadline_ms);
   void RearmTimer();

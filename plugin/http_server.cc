@@ -63,6 +63,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response_.version(11);
     response_.set(http::field::content_type, response.content_type);
     response_.set(http::field::connection, "close");
+    if (response.status == 405) response_.set(http::field::allow, "GET, HEAD");
     response_.keep_alive(false);
     const size_t length = response.body.size();
     if (!keep_head_only_) response_.body() = std::move(response.body);

@@ -2,6 +2,8 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
+
 #include "plugin/partition_list.h"
 
 namespace delaybridge::plugin {
@@ -245,7 +247,7 @@ std::string SourceConsumer::MemberId() const {
   return id;
 }
 
-std::optional<int64_t> SourceConsumer::EndOffset(const TopicPartitionId& id) const {
+std::optional<int64_t> SourceConsumer::Lag(const TopicPartitionId& id) const {
   int64_t low = 0;
   int64_t high = 0;
   if (consumer_->get_watermark_offsets(id.topic, id.partition, &low, &high) !=
@@ -253,7 +255,14 @@ std::optional<int64_t> SourceConsumer::EndOffset(const TopicPartitionId& id) con
       high < 0) {
     return std::nullopt;
   }
-  return high;
+  PartitionList list(1);
+  list.Add(id);
+  if (rd_kafka_position(consumer_->c_ptr(), list.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return std::nullopt;
+  }
+  const int64_t position = list.get()->elems[0].offset;
+  if (position < 0) return std::nullopt;  // nothing fetched yet
+  return std::max<int64_t>(0, high - position);
 }
 
 std::string SourceConsumer::BrokersProblem() const {

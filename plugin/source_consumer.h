@@ -90,8 +90,10 @@ class SourceConsumer {
 
   // Whether this consumer is a member of its group now.
   bool member() const { return !MemberId().empty(); }
-  // The partition's end (high watermark) as of the latest fetch response; nullopt before one.
-  std::optional<int64_t> EndOffset(const TopicPartitionId& id) const;
+  // Records not yet read: the partition's end (high watermark) as of the latest fetch response
+  // minus the consumer's position (both count transaction markers, so the lag of a
+  // transactional topic still reaches 0); nullopt before both are known.
+  std::optional<int64_t> Lag(const TopicPartitionId& id) const;
   // Empty while the brokers answer; else why they seem not to: every broker connection is down
   // (librdkafka said so, and nothing answered since), or the latest offset commit failed.
   // Cleared by the next commit that succeeds, or BrokersAnswered (a transaction committed, a

@@ -101,6 +101,8 @@ TEST(LatenessHistogramTest, CountAtMostCountsWholeBucketsOnly) {
   EXPECT_EQ(h.CountAtMost(1000), 5);
   EXPECT_EQ(h.CountAtMost(1003), 7);
   EXPECT_EQ(h.CountAtMost(int64_t{1} << 40), 8);
+  EXPECT_EQ(h.sum(), 7254);
+  EXPECT_EQ(h.sum_early_as_zero(), 7259);
 }
 
 TEST(LatenessHistogramTest, MergeIsRecordingBoth) {
@@ -118,6 +120,7 @@ TEST(LatenessHistogramTest, MergeIsRecordingBoth) {
   EXPECT_EQ(a.min(), both.min());
   EXPECT_EQ(a.max(), both.max());
   EXPECT_DOUBLE_EQ(a.sum(), both.sum());
+  EXPECT_DOUBLE_EQ(a.sum_early_as_zero(), both.sum_early_as_zero());
   for (double p : {1.0, 50.0, 99.0, 100.0}) EXPECT_EQ(a.Percentile(p), both.Percentile(p)) << p;
   for (int64_t v : {0, 10, 1000, 123'456}) EXPECT_EQ(a.CountAtMost(v), both.CountAtMost(v)) << v;
   LatenessHistogram empty;

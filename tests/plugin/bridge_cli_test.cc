@@ -1,9 +1,11 @@
 // The delaybridge command line: --help, --version, exit codes, configuration errors reported
 // with the key's path, and --check against a reachable and an unreachable broker.
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,6 +119,33 @@ TEST(BridgeCliTest, OpenFilesSoftLimitIsRaisedToTheHardOne) {
             std::string::npos)
       << ample.output;
   EXPECT_EQ(ample.output.find("raise the limit"), std::string::npos) << ample.output;
+}
+
+// A metrics.listen address another process holds is the operator's to fix: exit 2 (the service
+// does not restart it), the address named.
+TEST(BridgeCliTest, AMetricsPortInUseIsRefused) {
+  TempDir dir("bridge_cli_test");
+  const int holder = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(holder, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string port = std::to_string(ntohs(address.sin_port));
+  const std::string config =
+      "kafka:\n  bootstrap.servers: embedded\nroutes:\n  delayed: delivered\n"
+      "allowed_targets: [delivered]\ndead_letter_topic: delayed.dlq\nstorage:\n  dir: " +
+      dir.File("data") + "\nmetrics:\n  listen: \"127.0.0.1:" + port + "\"\n";
+  const CommandResult refused = RunBridge({"--config", WriteConfig(dir, "config.yaml", config)});
+  ::close(holder);
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("metrics.listen: cannot listen on 127.0.0.1:" + port +
+                                ": Address already in use"),
+            std::string::npos)
+      << refused.output;
 }
 
 TEST(BridgeCliTest, ConfigErrorsNameTheKeyAndExitTwo) {
