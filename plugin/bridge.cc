@@ -11,6 +11,7 @@
 #include "plugin/dead_letter.h"
 #include "plugin/preloader.h"
 #include "plugin/progress_metadata.h"
+#include "storage/format.h"
 #include "storage/parallel_sync.h"
 
 namespace delaybridge::plugin {
@@ -860,6 +861,10 @@ BridgeMetrics Bridge::GatherMetrics(const DeliveryStats& d) {
     if (auto oldest = store->tracker().oldest_outstanding()) {
       p.oldest_pending_ms = oldest->deliver_at_ms;
     }
+    // At most one head table read: the checkpoint's hour, which the preloader keeps cached.
+    Result<uint64_t> pending =
+        store->log().CountFromSecond(storage::SecondOfMs(store->tracker().floor_ms()));
+    if (pending.ok()) p.records_pending = *pending;
     p.store_bytes = DirectoryBytes(store->dir());
     m.partitions.push_back(std::move(p));
   }

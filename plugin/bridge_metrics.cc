@@ -77,6 +77,15 @@ void PartitionFamilies(PrometheusText& out, const std::vector<PartitionMetrics>&
                  static_cast<double>(*p.oldest_pending_ms) / 1000.0);
     }
   }
+  out.Family("delaybridge_records_pending", "gauge",
+             "Records in the partition's DelayLog due in the delivered checkpoint's second or "
+             "later (not yet delivered, but for some of that one second).");
+  for (const auto& p : partitions) {
+    if (p.records_pending) {
+      out.Sample("delaybridge_records_pending", PartitionLabels(p.id),
+                 static_cast<double>(*p.records_pending));
+    }
+  }
   out.Family("delaybridge_store_bytes", "gauge", "Bytes of the partition's DelayLog files.");
   for (const auto& p : partitions) {
     out.Sample("delaybridge_store_bytes", PartitionLabels(p.id),

@@ -461,6 +461,23 @@ Result<uint32_t> DelayLogStore::CountInSecond(int64_t epoch_second) {
   return (**cells)[SecondInHour(epoch_second)].count;
 }
 
+Result<uint64_t> DelayLogStore::CountFromSecond(int64_t from_second) {
+  const int64_t first_hour = HourOfSecond(from_second);
+  uint64_t count = 0;
+  for (auto it = impl_->hours.lower_bound(first_hour); it != impl_->hours.end(); ++it) {
+    if (it->first != first_hour) {
+      count += impl_->EntriesOf(it->first);
+      continue;
+    }
+    Result<const HeadCells*> cells = impl_->CellsOf(first_hour);
+    if (!cells.ok()) return cells.status();
+    for (int64_t s = SecondInHour(from_second); s < kSecondsPerHour; ++s) {
+      count += (**cells)[s].count;
+    }
+  }
+  return count;
+}
+
 Result<std::optional<int64_t>> DelayLogStore::NextNonEmptySecond(int64_t from_second,
                                                                  int64_t limit_second) {
   // Only hours with files are visited; inside an hour, the head table answers.

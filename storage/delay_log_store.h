@@ -152,6 +152,10 @@ class DelayLogStore {
   // Number of records in epoch_second's chain (from the head table; no data read).
   Result<uint32_t> CountInSecond(int64_t epoch_second);
 
+  // Number of records placed in from_second or later: the head table of from_second's hour
+  // and the entry counts of the later hours (no data read; at most one head table loaded).
+  Result<uint64_t> CountFromSecond(int64_t from_second);
+
   // The first second in [from_second, limit_second) that holds records, or nullopt.
   // Skips whole hours that have no file without touching the disk.
   Result<std::optional<int64_t>> NextNonEmptySecond(int64_t from_second, int64_t limit_second);

@@ -112,6 +112,35 @@ TEST_F(BridgeHttpTest, MetricsCountDeliveriesAndProbesAnswer) {
   const PromtoolResult check = PromtoolCheck(text, dir_->File("scraped.txt"));
   EXPECT_TRUE(check.passed) << check.output;
 
+  // Records due in an hour wait in the stores: the pending gauges of both partitions add up to
+  // them, and none of the delivered ones is counted.
+  constexpr int kLater = 40;
+  for (int i = 0; i < kLater; ++i) {
+    TestRecord later;
+    later.topic = delay_topic_;
+    later.key = "later-" + std::to_string(i);
+    later.value = "due in an hour";
+    later.headers.push_back({"x-delay", "3600000"});
+    ASSERT_TRUE(producer_->Produce(later).ok());
+  }
+  ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
+  auto pending = [&](const std::string& t) {
+    double sum = 0;
+    for (int p = 0; p < 2; ++p) {
+      sum += Sample(t, "delaybridge_records_pending{topic=\"" + delay_topic_ + "\",partition=\"" +
+                           std::to_string(p) + "\"}");
+    }
+    return sum;
+  };
+  const std::string later = ScrapeUntil(
+      [&](const std::string& t) {
+        return Sample(t, "delaybridge_records_stored_total") == kRecords + kLater &&
+               pending(t) == kLater;
+      },
+      seconds(20));
+  EXPECT_EQ(pending(later), kLater) << later;
+  EXPECT_EQ(Sample(later, "delaybridge_records_delivered_total"), kRecords) << later;
+
   ASSERT_NO_FATAL_FAILURE(StopBridge());
   EXPECT_EQ(bridge_->CountInLog("ERROR"), 0u) << LogTail();
 }

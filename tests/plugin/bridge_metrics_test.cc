@@ -36,6 +36,7 @@ BridgeMetrics Example(Histograms& h) {
   p.consumer_lag_records = 7;
   p.delivered_until_ms = 1'800'000'000'500;
   p.oldest_pending_ms = 1'800'000'001'000;
+  p.records_pending = 12;
   p.store_bytes = 4096;
   m.partitions.push_back(p);
   PartitionMetrics odd;
@@ -71,6 +72,7 @@ TEST(BridgeMetricsTest, RendersEveryFamilyWithItsSamples) {
            "delaybridge_delivered_until_seconds{topic=\"delayed\",partition=\"3\"} 1800000000.5",
            "delaybridge_oldest_pending_deliver_at_seconds{topic=\"delayed\",partition=\"3\"} "
            "1800000001",
+           "delaybridge_records_pending{topic=\"delayed\",partition=\"3\"} 12",
            "delaybridge_store_bytes{topic=\"delayed\",partition=\"3\"} 4096",
            "delaybridge_store_bytes{topic=\"a\\\"b\\\\c\",partition=\"0\"} 0",
            "# TYPE delaybridge_delivery_lateness_seconds histogram",
@@ -94,6 +96,7 @@ TEST(BridgeMetricsTest, RendersEveryFamilyWithItsSamples) {
   EXPECT_EQ(text.find("delaybridge_consumer_lag_records{topic=\"a"), std::string::npos);
   EXPECT_EQ(text.find("delaybridge_oldest_pending_deliver_at_seconds{topic=\"a"),
             std::string::npos);
+  EXPECT_EQ(text.find("delaybridge_records_pending{topic=\"a"), std::string::npos);
 }
 
 TEST(BridgeMetricsTest, TransactionCountersOnlyWithExactlyOnce) {

@@ -66,6 +66,41 @@ TEST(DelayLogStoreTest, ReadsASecondInArrivalOrderBeforeAndAfterSync) {
   EXPECT_EQ(store->CountInSecond(second + 2).value(), 0u);
 }
 
+// Three hours, one record more in each second of the first hour's last three seconds; counted
+// while one hour is open and the others parked or closed, and again from the files after a
+// reopen.
+TEST(DelayLogStoreTest, CountsTheRecordsFromASecondOnAcrossHours) {
+  TempDir dir;
+  const int64_t first_second = kBaseMs / 1000;
+  const int64_t last_second_of_hour = first_second + 3599;
+  {
+    auto store = OpenStore(dir.path(), /*max_open_hours=*/1);
+    for (int i = 0; i < 3; ++i) {
+      for (int n = 0; n <= i; ++n) {
+        ASSERT_TRUE(store->Append((last_second_of_hour - 2 + i) * 1000, "a").ok());
+      }
+    }
+    for (int hour = 1; hour <= 2; ++hour) {
+      for (int n = 0; n < 10 * hour; ++n) {
+        ASSERT_TRUE(store->Append(kBaseMs + hour * kHourMs + n * 1000, HourPayload(hour)).ok());
+      }
+    }
+    EXPECT_EQ(store->CountFromSecond(first_second).value(), 6u + 10u + 20u);
+    EXPECT_EQ(store->CountFromSecond(last_second_of_hour - 1).value(), 5u + 30u);
+    EXPECT_EQ(store->CountFromSecond(last_second_of_hour).value(), 3u + 30u);
+    ASSERT_TRUE(store->Sync().ok());
+  }
+  auto store = OpenStore(dir.path());
+  EXPECT_EQ(store->CountFromSecond(first_second - 3600).value(), 36u);
+  EXPECT_EQ(store->CountFromSecond(last_second_of_hour).value(), 33u);
+  EXPECT_EQ(store->CountFromSecond(last_second_of_hour + 1).value(), 30u);
+  const int64_t second_hour = first_second + 3600;
+  const int64_t third_hour = first_second + 7200;
+  EXPECT_EQ(store->CountFromSecond(second_hour + 5).value(), 5u + 20u);
+  EXPECT_EQ(store->CountFromSecond(third_hour + 10).value(), 10u);
+  EXPECT_EQ(store->CountFromSecond(third_hour + 20).value(), 0u);
+}
+
 TEST(DelayLogStoreTest, SurvivesReopenWithEverythingReadable) {
   TempDir dir;
   int64_t second = kBaseMs / 1000;
