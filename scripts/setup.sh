@@ -10,7 +10,7 @@ packages=(
   clang-format kcat
   clang-14 libclang-rt-14-dev
   faketime
-  openjdk-17-jre-headless maven
+  openjdk-17-jdk-headless maven  # the JDK: the broker runs on it, examples/java compiles with it
   curl prometheus  # the README's scrape of /metrics; promtool checks the metrics in the tests
 )
 
