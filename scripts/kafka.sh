@@ -19,8 +19,25 @@
 #                                                                  default .cache/kafka/run-PORT]
 #   --version V     Apache Kafka release                          [KAFKA_VERSION, default below]
 #   --timeout S     seconds to wait for the broker to answer      [KAFKA_START_TIMEOUT, 120]
+#   --sasl-ssl N    (up) also listen for SASL_SSL clients on       [KAFKA_SASL_SSL_PORT, none]
+#                   127.0.0.1:N, mechanism SCRAM-SHA-512
 # The jar cache lives in .cache/kafka/VERSION/libs (ignored by git); Maven's own local
 # repository is whatever Maven is configured with (~/.m2/repository by default).
+#
+# With --sasl-ssl, `up` generates a throwaway CA and a certificate for 127.0.0.1/localhost signed
+# by it (openssl), gives the broker a PEM keystore, and creates the SCRAM-SHA-512 user
+# "delaybridge" with a random password when it formats the data dir. The PLAINTEXT listener stays
+# (inter-broker and admin use, and `status`). For the clients it writes, mode 0600:
+#   STATE_DIR/sasl-ssl/client.properties  librdkafka properties for the SASL_SSL listener
+#                                         (bootstrap.servers, security.protocol, sasl.mechanisms,
+#                                         sasl.username, sasl.password, ssl.ca.location), usable
+#                                         as `kcat -F FILE`
+#   STATE_DIR/sasl-ssl/password           the password alone, newline-terminated
+#   STATE_DIR/sasl-ssl/ca.pem             the CA certificate (ssl.ca.location)
+# `start` and `status` check that listener too; `down` deletes these files with the data dir, and
+# `up` without the option deletes any left over. librdkafka before 2.6.1 (this machine's 2.0.2)
+# fails SCRAM against Kafka 4.x ("invalid credentials", confluentinc/librdkafka#4895): with it,
+# use --version 3.9.1 (docs/real-broker.md, "Secure clusters").
 set -euo pipefail
 
 # 4.1.1 is the pinned default: Kafka 4 removed old protocol versions, so it is the stricter test
@@ -34,6 +51,7 @@ controller_port=${KAFKA_CONTROLLER_PORT:-}
 state_dir=${KAFKA_STATE_DIR:-}
 version=${KAFKA_VERSION:-}
 start_timeout_s=${KAFKA_START_TIMEOUT:-120}
+sasl_ssl_port=${KAFKA_SASL_SSL_PORT:-}
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 die() {
@@ -49,6 +67,7 @@ while (($#)); do
     --dir) state_dir=$2; shift 2 ;;
     --version) version=$2; shift 2 ;;
     --timeout) start_timeout_s=$2; shift 2 ;;
+    --sasl-ssl) sasl_ssl_port=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     fetch | up | down | start | stop | status)
       [[ -z $command ]] || die "only one command allowed (got '$command' and '$1')"
@@ -60,6 +79,8 @@ done
 [[ $port =~ ^[0-9]+$ ]] || die "--port must be a number, got '$port'"
 controller_port=${controller_port:-$((port + 1))}
 [[ $controller_port =~ ^[0-9]+$ ]] || die "--controller-port must be a number"
+[[ -z $sasl_ssl_port || $sasl_ssl_port =~ ^[0-9]+$ ]] ||
+  die "--sasl-ssl must be a port number, got '$sasl_ssl_port'"
 state_dir=${state_dir:-$repo_root/.cache/kafka/run-$port}
 # A data dir only opens with the release that formatted it: every command but `up` (and `fetch`)
 # uses the version recorded there.
@@ -76,6 +97,10 @@ libs_dir=$cache_dir/libs
 pid_file=$state_dir/broker.pid
 log_file=$state_dir/broker.log
 data_dir=$state_dir/data
+sasl_dir=$state_dir/sasl-ssl
+sasl_client_properties=$sasl_dir/client.properties
+# The SCRAM user `up --sasl-ssl` creates; its password is random per `up`.
+readonly sasl_user=delaybridge
 
 log() { echo "kafka.sh: $*"; }
 
@@ -122,19 +147,76 @@ pid_alive() {
 }
 
 answers_metadata() {
-  kcat -L -b "127.0.0.1:$port" -m 3 -J 2>/dev/null | grep -q '"brokers":\[{'
+  kcat -L -b "127.0.0.1:$port" -m 3 -J 2>/dev/null | grep -q '"brokers":\[{' || return 1
+  # With a SASL_SSL listener, up/start wait for it too: TLS handshake and SCRAM login work.
+  [[ ! -f $sasl_client_properties ]] ||
+    kcat -L -F "$sasl_client_properties" -m 3 -J 2>/dev/null | grep -q '"brokers":\[{'
+}
+
+# The SASL_SSL port of a broker set up with --sasl-ssl (start/status run without the option).
+recorded_sasl_ssl_port() {
+  sed -n 's/^bootstrap\.servers=127\.0\.0\.1://p' "$sasl_client_properties"
+}
+
+# A throwaway CA and a broker certificate signed by it for 127.0.0.1 and localhost (librdkafka
+# verifies the broker's name against the certificate by default), then the SCRAM password and the
+# client files. Everything secret is created 0600 in a 0700 directory. The CA key is deleted
+# once the broker certificate is signed: nothing else is ever signed with it.
+setup_sasl_ssl() {
+  command -v openssl >/dev/null || die "openssl not found (scripts/setup.sh installs it)"
+  rm -rf "$sasl_dir"
+  mkdir -m 700 -p "$sasl_dir"
+  (
+    umask 077
+    cd "$sasl_dir"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -keyout ca.key -out ca.pem \
+      -subj "/CN=DelayBridge throwaway test CA $(date -u +%Y%m%dT%H%M%SZ)" \
+      -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+    openssl req -newkey rsa:2048 -nodes -keyout broker.key -out broker.csr -subj /CN=localhost
+    printf '%s\n' subjectAltName=IP:127.0.0.1,DNS:localhost basicConstraints=CA:FALSE \
+      keyUsage=critical,digitalSignature,keyEncipherment extendedKeyUsage=serverAuth >broker.ext
+    openssl x509 -req -days 30 -in broker.csr -CA ca.pem -CAkey ca.key \
+      -set_serial "0x$(openssl rand -hex 16)" -extfile broker.ext -out broker.crt
+    # Kafka's PEM keystore: the unencrypted PKCS#8 key followed by the certificate.
+    cat broker.key broker.crt >broker-keystore.pem
+    rm ca.key broker.key broker.csr broker.ext broker.crt
+  ) >"$sasl_dir/openssl.log" 2>&1 || {
+    cat "$sasl_dir/openssl.log" >&2
+    die "generating the test CA and broker certificate in $sasl_dir failed"
+  }
+  sasl_password=$(openssl rand -hex 24)
+  (
+    umask 077
+    echo "$sasl_password" >"$sasl_dir/password"
+    cat >"$sasl_client_properties" <<EOF
+bootstrap.servers=127.0.0.1:$sasl_ssl_port
+security.protocol=SASL_SSL
+sasl.mechanisms=SCRAM-SHA-512
+sasl.username=$sasl_user
+sasl.password=$sasl_password
+ssl.ca.location=$sasl_dir/ca.pem
+EOF
+  )
 }
 
 write_config() {
   mkdir -p "$state_dir"
+  local listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
+  local advertised=PLAINTEXT://127.0.0.1:$port
+  local protocols=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+  if [[ -n $sasl_ssl_port ]]; then
+    listeners+=,SASL_SSL://127.0.0.1:$sasl_ssl_port
+    advertised+=,SASL_SSL://127.0.0.1:$sasl_ssl_port
+    protocols+=,SASL_SSL:SASL_SSL
+  fi
   cat >"$state_dir/server.properties" <<EOF
 # Generated by scripts/kafka.sh: single-node KRaft broker for DelayBridge's end-to-end tests.
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller_port
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=$listeners
+advertised.listeners=$advertised
+listener.security.protocol.map=$protocols
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$data_dir
@@ -153,6 +235,19 @@ min.insync.replicas=1
 # Tests join groups often; the default 3 s initial rebalance delay only slows them down.
 group.initial.rebalance.delay.ms=0
 EOF
+  if [[ -n $sasl_ssl_port ]]; then
+    local scram_login=org.apache.kafka.common.security.scram.ScramLoginModule
+    cat >>"$state_dir/server.properties" <<EOF
+# --sasl-ssl: clients authenticate with SCRAM-SHA-512 over TLS; the user is created at format
+# time. Inter-broker and controller traffic stays on PLAINTEXT.
+sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=$scram_login required;
+ssl.keystore.type=PEM
+ssl.keystore.location=$sasl_dir/broker-keystore.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$sasl_dir/ca.pem
+EOF
+  fi
   cat >"$state_dir/log4j.properties" <<EOF
 log4j.rootLogger=INFO, stdout
 log4j.appender.stdout=org.apache.log4j.ConsoleAppender
@@ -187,8 +282,12 @@ format_storage() {
   while [[ $cluster_id == -* ]]; do
     cluster_id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
   done
+  local scram=()
+  if [[ -n $sasl_ssl_port ]]; then
+    scram=(--add-scram "SCRAM-SHA-512=[name=$sasl_user,password=$sasl_password]")
+  fi
   "${java_cmd[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$state_dir/server.properties" \
-    >"$state_dir/format.log" 2>&1 || {
+    "${scram[@]}" >"$state_dir/format.log" 2>&1 || {
     cat "$state_dir/format.log" >&2
     die "formatting $data_dir failed"
   }
@@ -205,7 +304,9 @@ start_broker() {
     log "broker already running (pid $(cat "$pid_file")) on 127.0.0.1:$port"
     return 0
   fi
-  for p in "$port" "$controller_port"; do
+  local ports=("$port" "$controller_port")
+  [[ ! -f $sasl_client_properties ]] || ports+=("$(recorded_sasl_ssl_port)")
+  for p in "${ports[@]}"; do
     port_in_use "$p" && die "port $p on 127.0.0.1 is already in use (choose another with --port)"
   done
   # setsid + redirected stdio: the broker outlives this script and holds none of the caller's
@@ -227,6 +328,9 @@ start_broker() {
     sleep 0.5
   done
   log "Apache Kafka $version up on 127.0.0.1:$port (pid $(cat "$pid_file"), log $log_file)"
+  [[ ! -f $sasl_client_properties ]] ||
+    log "SASL_SSL (SCRAM-SHA-512) on 127.0.0.1:$(recorded_sasl_ssl_port), client properties in" \
+      "$sasl_client_properties"
 }
 
 stop_broker() {
@@ -257,6 +361,11 @@ case $command in
     fetch
     pid_alive && die "a broker is already running from $state_dir (run 'down' first)"
     write_config
+    if [[ -n $sasl_ssl_port ]]; then
+      setup_sasl_ssl
+    else
+      rm -rf "$sasl_dir"
+    fi
     : >"$log_file"
     format_storage
     echo "$version" >"$version_file"
@@ -271,7 +380,7 @@ case $command in
   stop) stop_broker ;;
   down)
     stop_broker
-    rm -rf "$data_dir" "$version_file"
+    rm -rf "$data_dir" "$version_file" "$sasl_dir"
     ;;
   status)
     if pid_alive && answers_metadata; then
