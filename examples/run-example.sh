@@ -135,7 +135,13 @@ run_python() { # the delayed-delivery example, then the retry one
 }
 
 build_go() {
-  command -v go >/dev/null || die "go not found"
+  # The machine's Go is in /usr/local/go (Debian's golang is older than the module's go line);
+  # login shells put it on PATH, a CI job's shell may not.
+  if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then
+    PATH=/usr/local/go/bin:$PATH
+  fi
+  command -v go >/dev/null ||
+    die "go not found (franz-go needs Go 1.26 or later, e.g. in /usr/local/go)"
   mkdir -p "$cache/go"
   exec 8>"$cache/go/.lock"
   flock 8

@@ -12,6 +12,7 @@ packages=(
   faketime
   openjdk-17-jdk-headless maven  # the JDK: the broker runs on it, examples/java compiles with it
   curl prometheus  # the README's scrape of /metrics; promtool checks the metrics in the tests
+  python3-venv     # examples/python runs in a venv of Debian's python3 when no other is on PATH
 )
 
 missing=()

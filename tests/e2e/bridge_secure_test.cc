@@ -386,8 +386,7 @@ TEST_F(BridgeSecureTest, WrongPasswordIsRefusedNotWaitedOnSilently) {
                   /*kafka_stats=*/false);
 
   // --check: the broker refuses every connection, so no broker answers within the check's 10 s
-  // and it exits 3 (docs/bridge.md) instead of waiting on. (Its message says the brokers did
-  // not answer; the authentication error itself is what the running bridge logs, below.)
+  // and it exits 3 (docs/bridge.md) instead of waiting on, naming the authentication failure.
   const auto check_start = std::chrono::steady_clock::now();
   const testing::CommandResult check =
       testing::RunBridgeCommand(DELAYBRIDGE_BIN, {"--config", config, "--check"}, seconds(60));
@@ -398,6 +397,9 @@ TEST_F(BridgeSecureTest, WrongPasswordIsRefusedNotWaitedOnSilently) {
   EXPECT_EQ(check.exit_code, 3) << check.output;
   EXPECT_LT(check_ms, seconds(30));
   EXPECT_NE(check.output.find("ERROR check failed: "), std::string::npos) << check.output;
+  EXPECT_NE(check.output.find("the client reported Local: Authentication failure"),
+            std::string::npos)
+      << check.output;
   EXPECT_EQ(check.output.find(wrong), std::string::npos) << "password in --check output";
 
   // The running bridge names the failure at once, at ERROR.
