@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the .deb with cpack from a configured and built tree and checks it: the package's name
 # and dependencies (librdkafka and yaml-cpp found by dpkg-shlibdeps), the binaries, the systemd
-# unit, and that the program the unit starts is one the package installs.
+# unit, the example configuration and the Grafana dashboard, and that the program the unit starts
+# is one the package installs.
 # Usage: check_deb.sh BUILD_DIR
 set -euo pipefail
 build=$1
@@ -31,6 +32,8 @@ for binary in delaybridge delaylog-dump delaybridge-load; do
 done
 grep -qE '/share/doc/delaybridge/config\.service\.yaml$' <<<"$contents" ||
   fail "no example configuration"
+grep -qE '/share/doc/delaybridge/delaybridge-dashboard\.json$' <<<"$contents" ||
+  fail "no Grafana dashboard"
 
 exec_start=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO "$unit_path" | sed -n 's/^ExecStart=\([^ ]*\).*/\1/p')
 grep -qx ".$exec_start" <<<"$contents" || fail "the unit starts $exec_start, which it does not install"
