@@ -194,4 +194,13 @@ WorkloadSpec BridgeTestBase::Spec(uint64_t seed, int64_t max_delay_ms) const {
   return spec;
 }
 
+void ExpectNoneLostEarlyOrAltered(const DeliveryReport& report) {
+  EXPECT_EQ(report.missing(), 0u) << report.ToString();
+  EXPECT_EQ(report.early, 0u) << report.ToString();
+  EXPECT_EQ(report.wrong_topic, 0u) << report.ToString();
+  EXPECT_EQ(report.wrong_partition, 0u) << report.ToString();
+  EXPECT_EQ(report.wrong_content, 0u) << report.ToString();
+  EXPECT_EQ(report.unknown, 0u) << report.ToString();
+}
+
 }  // namespace delaybridge::e2e

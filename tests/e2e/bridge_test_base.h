@@ -100,4 +100,9 @@ class BridgeTestBase : public ::testing::Test {
   bool broker_stopped_ = false;
 };
 
+// What every real-broker delivery test holds the report to, whatever it did to the bridge: no
+// record missing, early, in the wrong topic or partition, altered, or unknown. Duplicates are
+// the caller's: zero, or the bound a crash allows.
+void ExpectNoneLostEarlyOrAltered(const DeliveryReport& report);
+
 }  // namespace delaybridge::e2e
