@@ -1,6 +1,9 @@
 #include "plugin/bridge_metrics.h"
 
 #include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "plugin/prometheus_text.h"
 
@@ -53,44 +56,44 @@ PrometheusText::Labels PartitionLabels(const TopicPartitionId& id) {
   return {{"topic", id.topic}, {"partition", std::to_string(id.partition)}};
 }
 
+// One gauge family with a sample per partition; value returns nullopt for a partition with no
+// sample (the series is then absent, which Prometheus tells apart from 0).
+template <typename Value>
+void PartitionGauge(PrometheusText& out, const std::string& name, const std::string& help,
+                    const std::vector<PartitionMetrics>& partitions, Value value) {
+  out.Family(name, "gauge", help);
+  for (const auto& p : partitions) {
+    if (std::optional<double> v = value(p)) out.Sample(name, PartitionLabels(p.id), *v);
+  }
+}
+
+std::optional<double> ToDouble(const auto& optional, double divisor = 1.0) {
+  if (!optional) return std::nullopt;
+  return static_cast<double>(*optional) / divisor;
+}
+
 void PartitionFamilies(PrometheusText& out, const std::vector<PartitionMetrics>& partitions) {
-  out.Family("delaybridge_consumer_lag_records", "gauge",
-             "Records of the delay-topic partition not yet read by the bridge.");
-  for (const auto& p : partitions) {
-    if (p.consumer_lag_records) {
-      out.Sample("delaybridge_consumer_lag_records", PartitionLabels(p.id),
-                 static_cast<double>(*p.consumer_lag_records));
-    }
-  }
-  out.Family("delaybridge_delivered_until_seconds", "gauge",
-             "Every record of the partition due before this Unix time is delivered.");
-  for (const auto& p : partitions) {
-    out.Sample("delaybridge_delivered_until_seconds", PartitionLabels(p.id),
-               static_cast<double>(p.delivered_until_ms) / 1000.0);
-  }
-  out.Family("delaybridge_oldest_pending_deliver_at_seconds", "gauge",
-             "Unix time the oldest record in memory waiting for delivery is due (absent when "
-             "none waits).");
-  for (const auto& p : partitions) {
-    if (p.oldest_pending_ms) {
-      out.Sample("delaybridge_oldest_pending_deliver_at_seconds", PartitionLabels(p.id),
-                 static_cast<double>(*p.oldest_pending_ms) / 1000.0);
-    }
-  }
-  out.Family("delaybridge_records_pending", "gauge",
-             "Records in the partition's DelayLog due in the delivered checkpoint's second or "
-             "later (not yet delivered, but for some of that one second).");
-  for (const auto& p : partitions) {
-    if (p.records_pending) {
-      out.Sample("delaybridge_records_pending", PartitionLabels(p.id),
-                 static_cast<double>(*p.records_pending));
-    }
-  }
-  out.Family("delaybridge_store_bytes", "gauge", "Bytes of the partition's DelayLog files.");
-  for (const auto& p : partitions) {
-    out.Sample("delaybridge_store_bytes", PartitionLabels(p.id),
-               static_cast<double>(p.store_bytes));
-  }
+  PartitionGauge(out, "delaybridge_consumer_lag_records",
+                 "Records of the delay-topic partition not yet read by the bridge.", partitions,
+                 [](const PartitionMetrics& p) { return ToDouble(p.consumer_lag_records); });
+  PartitionGauge(out, "delaybridge_delivered_until_seconds",
+                 "Every record of the partition due before this Unix time is delivered.",
+                 partitions, [](const PartitionMetrics& p) {
+                   return std::optional<double>(static_cast<double>(p.delivered_until_ms) / 1000.0);
+                 });
+  PartitionGauge(out, "delaybridge_oldest_pending_deliver_at_seconds",
+                 "Unix time the oldest record in memory waiting for delivery is due (absent when "
+                 "none waits).",
+                 partitions,
+                 [](const PartitionMetrics& p) { return ToDouble(p.oldest_pending_ms, 1000.0); });
+  PartitionGauge(out, "delaybridge_records_pending",
+                 "Records in the partition's DelayLog due in the delivered checkpoint's second or "
+                 "later (not yet delivered, but for some of that one second).",
+                 partitions, [](const PartitionMetrics& p) { return ToDouble(p.records_pending); });
+  PartitionGauge(out, "delaybridge_store_bytes", "Bytes of the partition's DelayLog files.",
+                 partitions, [](const PartitionMetrics& p) {
+                   return std::optional<double>(static_cast<double>(p.store_bytes));
+                 });
 }
 
 }  // namespace
