@@ -215,6 +215,12 @@ stop_bridge() {
 on_exit() {
   local status=$?
   stop_bridge
+  # A bridge that did not stop cleanly (a crash, a sanitizer's report at exit) fails the run even
+  # when the example passed.
+  if [[ -n $bridge_status && $bridge_status != 0 ]]; then
+    log "the bridge exited with status $bridge_status after SIGTERM"
+    ((status != 0)) || status=1
+  fi
   if ((status != 0)); then
     echo "---- bridge log (last 40 lines of $work/bridge.log) ----" >&2
     tail -n 40 "$work/bridge.log" >&2 2>/dev/null || true
@@ -224,9 +230,6 @@ on_exit() {
     echo "run-example: $lang example failed; kept $work" >&2
   else
     rm -rf "$work"
-  fi
-  if [[ -n $bridge_status && $bridge_status != 0 ]]; then
-    log "warning: the bridge exited with status $bridge_status after SIGTERM (log: $work/bridge.log)"
   fi
   exit "$status"
 }

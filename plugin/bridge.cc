@@ -861,7 +861,7 @@ BridgeMetrics Bridge::GatherMetrics(const DeliveryStats& d) {
     if (auto oldest = store->tracker().oldest_outstanding()) {
       p.oldest_pending_ms = oldest->deliver_at_ms;
     }
-    // At most one head table read: the checkpoint's hour, which the preloader keeps cached.
+    // At most one head table read: the watermark's hour, through the store's bounded cache.
     Result<uint64_t> pending =
         store->log().CountFromSecond(storage::SecondOfMs(store->tracker().floor_ms()));
     if (pending.ok()) p.records_pending = *pending;

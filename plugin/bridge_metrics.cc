@@ -87,8 +87,8 @@ void PartitionFamilies(PrometheusText& out, const std::vector<PartitionMetrics>&
                  partitions,
                  [](const PartitionMetrics& p) { return ToDouble(p.oldest_pending_ms, 1000.0); });
   PartitionGauge(out, "delaybridge_records_pending",
-                 "Records in the partition's DelayLog due in the delivered checkpoint's second or "
-                 "later (not yet delivered, but for some of that one second).",
+                 "Records in the partition's DelayLog placed at or after the delivered "
+                 "watermark's second: an upper bound on those not yet delivered.",
                  partitions, [](const PartitionMetrics& p) { return ToDouble(p.records_pending); });
   PartitionGauge(out, "delaybridge_store_bytes", "Bytes of the partition's DelayLog files.",
                  partitions, [](const PartitionMetrics& p) {

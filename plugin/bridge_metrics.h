@@ -24,8 +24,9 @@ struct PartitionMetrics {
   int64_t delivered_until_ms = 0;
   // The time (ms) of the oldest record in memory waiting for its delivery; nullopt when none is.
   std::optional<int64_t> oldest_pending_ms;
-  // Records in the partition's DelayLog due in the delivered checkpoint's second or later:
-  // pending, plus any of that one second delivered already; nullopt when the store could not
+  // Records in the partition's DelayLog placed in the delivered watermark's second or later: an
+  // upper bound on those still to deliver (deliveries past the watermark, which waits for the
+  // oldest unacknowledged record, count until it passes them); nullopt when the store could not
   // read its head table.
   std::optional<uint64_t> records_pending;
   // Bytes of the partition's DelayLog files.

@@ -462,6 +462,7 @@ Result<uint32_t> DelayLogStore::CountInSecond(int64_t epoch_second) {
 }
 
 Result<uint64_t> DelayLogStore::CountFromSecond(int64_t from_second) {
+  if (Status usable = impl_->Usable(); !usable.ok()) return usable;
   const int64_t first_hour = HourOfSecond(from_second);
   uint64_t count = 0;
   for (auto it = impl_->hours.lower_bound(first_hour); it != impl_->hours.end(); ++it) {

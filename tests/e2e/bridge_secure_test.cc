@@ -60,7 +60,7 @@ constexpr int64_t kMaxDelayMs = 3'000;
 // typically delivers within tens of ms; the bound leaves room for a sanitizer build on two
 // shared cores with two JVM brokers, while a bridge stuck reconnecting or re-authenticating
 // (seconds per attempt) would exceed it.
-constexpr int64_t kMaxLatenessMs = 5'000;
+constexpr int64_t kMaxLatenessMs = 10'000;
 
 std::string Quoted(const std::string& text) { return "\"" + text + "\""; }
 
