@@ -284,6 +284,8 @@ format_storage() {
   done
   local scram=()
   if [[ -n $sasl_ssl_port ]]; then
+    # StorageTool takes the SCRAM password only on its command line, visible to `ps` while it
+    # formats: acceptable for this throwaway test broker's generated password.
     scram=(--add-scram "SCRAM-SHA-512=[name=$sasl_user,password=$sasl_password]")
   fi
   "${java_cmd[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$state_dir/server.properties" \
