@@ -354,6 +354,9 @@ Status Bridge::Ingest(const IncomingRecord& in, std::vector<DueRecord>* due) {
   }
   const int64_t now_ms = clock_.now_ms();
   IngestDecision decision = DecideIngest(in, config_.routes.at(in.topic), policy_, now_ms);
+  if (auto* cancel = std::get_if<CancelRequested>(&decision)) {
+    return Cancel(store, cancel->cancel, due);
+  }
   auto* rejected = std::get_if<Rejected>(&decision);
   if (!rejected &&
       store.Finished(in.offset, std::get<Accepted>(decision).record.requested_deliver_at_ms)) {
@@ -415,6 +418,46 @@ Status Bridge::DeadLetter(PartitionStore& store, const IncomingRecord& in,
                reason);
   deliverer_->ProduceNow(store.id(), std::move(letter), DeliveryForm::kDeadLetter);
   return Status::Ok();
+}
+
+Status Bridge::Cancel(PartitionStore& store, const StoredCancel& cancel,
+                      std::vector<DueRecord>* due) {
+  auto verdict = store.ApplyCancel(cancel);
+  if (!verdict.ok() && verdict.status().code() == Status::Code::kFailedPrecondition) {
+    // The store cannot be used any more (a failed fdatasync); the cancel is read again after the
+    // restart.
+    Fail(verdict.status().WithContext("cancel " + cancel.TargetId()));
+    return Status::Ok();
+  }
+  // A full disk, out of descriptors, a read error: the cancel waits (HoldRecord).
+  if (!verdict.ok()) return verdict.status().WithContext("store " + store.id().ToString());
+  switch (*verdict) {
+    case PartitionStore::CancelVerdict::kCancelled:
+      ++cancelled_;
+      break;
+    case PartitionStore::CancelVerdict::kInMemory:
+      // Commands run in order: the records of this batch go first.
+      deliverer_->Schedule(std::move(*due));
+      due->clear();
+      deliverer_->Cancel(store.id(), cancel.target_offset);
+      break;
+    case PartitionStore::CancelVerdict::kTooLate:
+      CancelTooLate(store.id(), cancel.target_offset);
+      break;
+    case PartitionStore::CancelVerdict::kUnknown:
+      ++cancel_unknown_;
+      warnings_.Warn("cancel " + cancel.SourceId() + ": no record " + cancel.TargetId() +
+                     " is pending here (never accepted, itself a cancel, or delivered and its "
+                     "hour's files removed)");
+      break;
+  }
+  return Status::Ok();
+}
+
+void Bridge::CancelTooLate(const TopicPartitionId& store, int64_t target_offset) {
+  ++cancel_too_late_;
+  warnings_.Warn("cancel of " + store.topic + "/" + std::to_string(store.partition) + "/" +
+                 std::to_string(target_offset) + " came too late: it was delivered already");
 }
 
 void Bridge::DeliverBehind(PartitionStore& store, const IncomingRecord& in, DelayedRecord record) {
@@ -528,6 +571,7 @@ Bridge::CutResult Bridge::CutTransaction(bool force, bool resume) {
   std::set<TopicPartitionId> touched;
   for (const auto& [id, position] : prepared.last_produced) touched.insert(id);
   for (const auto& ack : prepared.acks.dead_lettered) touched.insert(ack.store);
+  for (const auto& answer : prepared.acks.cancels) touched.insert(answer.store);
   const int64_t now_ms = clock_.now_ms();
   std::map<TopicPartitionId, RecordPosition> checkpoints;
   for (auto& [id, store] : stores_) {
@@ -713,6 +757,17 @@ void Bridge::ApplyAckBatch(const AckBatch& acks) {
     // A store revoked meanwhile: its new owner delivers the record again.
     if (auto it = stores_.find(id); it != stores_.end()) it->second->Acknowledge(position);
   }
+  for (const auto& answer : acks.cancels) {
+    auto it = stores_.find(answer.store);
+    if (it == stores_.end()) continue;  // revoked meanwhile: its next owner reads the cancel again
+    if (!answer.cancelled_at) {
+      CancelTooLate(answer.store, answer.target_offset);
+      continue;
+    }
+    // Finished without a delivery: the watermark may pass it.
+    it->second->Acknowledge(*answer.cancelled_at);
+    ++cancelled_;
+  }
   for (const auto& ack : acks.dead_lettered) {
     if (auto it = stores_.find(ack.store); it != stores_.end()) {
       it->second->offsets().MarkDeadLetterAcked(ack.source_offset);
@@ -759,6 +814,9 @@ void Bridge::LogStats() {
       " already_stored=" + std::to_string(already_stored_) + " already_finished=" +
       std::to_string(already_finished_) + " refetched=" + std::to_string(refetched_) +
       " dead_lettered=" + std::to_string(dead_lettered_) +
+      " cancelled=" + std::to_string(cancelled_) +
+      " cancel_too_late=" + std::to_string(cancel_too_late_) +
+      " cancel_unknown=" + std::to_string(cancel_unknown_) +
       (config_.exactly_once()
            ? " delivered_behind=" + std::to_string(delivered_behind_) +
                  " transactions=" + std::to_string(transactions_) +

@@ -75,6 +75,11 @@ class Bridge final : public RebalanceListener {
   // store could not take it for now (a full disk, out of descriptors) and nothing changed.
   Status Ingest(const IncomingRecord& in, std::vector<DueRecord>* due);
   Status DeadLetter(PartitionStore& store, const IncomingRecord& in, const std::string& reason);
+  // A cancel (x-delay-cancel): drops its target from the store, or asks the Deliverer to drop it
+  // from memory (after handing it *due, so a target consumed in the same batch is found there).
+  // An error: the store could not be read or appended to for now, and nothing changed.
+  Status Cancel(PartitionStore& store, const StoredCancel& cancel, std::vector<DueRecord>* due);
+  void CancelTooLate(const TopicPartitionId& store, int64_t target_offset);
   // A record a store could not take waits, with every record consumed after it, while
   // consumption is paused; RetryHeldRecords tries them again with back-off and resumes
   // consumption once they are in. Deliveries go on meanwhile.
@@ -203,6 +208,9 @@ class Bridge final : public RebalanceListener {
   uint64_t refetched_ = 0;         // returned again by the consumer in this run, skipped
   uint64_t dead_lettered_ = 0;
   uint64_t delivered_behind_ = 0;  // exactly_once: asked for a time before the checkpoint
+  uint64_t cancelled_ = 0;         // cancels whose target was pending: never delivered
+  uint64_t cancel_too_late_ = 0;   // cancels whose target was delivered (or produced) already
+  uint64_t cancel_unknown_ = 0;    // cancels naming no record the store holds
   uint64_t transactions_ = 0;
   uint64_t rollbacks_ = 0;  // transactions aborted, stores reloaded
   int rollbacks_in_a_row_ = 0;

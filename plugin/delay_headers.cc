@@ -82,10 +82,22 @@ std::variant<int64_t, std::string> ResolveDeliverAt(const std::vector<HeaderView
   return base_ms;  // no delay header: deliver now (when it was produced)
 }
 
+// Parses a non-negative decimal that fits an int32/int64 (T), the whole of text.
+template <typename T>
+std::optional<T> ParseNonNegative(std::string_view text) {
+  T value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value < 0) {
+    return std::nullopt;
+  }
+  return value;
+}
+
 }  // namespace
 
 bool IsDelayControlHeader(std::string_view name) {
-  return name == kDelayHeader || name == kDeliverAtHeader || name == kTargetTopicHeader;
+  return name == kDelayHeader || name == kDeliverAtHeader || name == kTargetTopicHeader ||
+         name == kDelayCancelHeader;
 }
 
 bool IsReservedHeader(std::string_view name) {
@@ -111,6 +123,40 @@ DelayParse ParseDelayHeaders(const std::vector<HeaderView>& headers,
     request.target_topic = topic;
   }
   return request;
+}
+
+std::optional<std::variant<int64_t, std::string>> ParseCancelHeader(
+    const std::vector<HeaderView>& headers, const std::string& own_topic, int32_t own_partition,
+    int64_t own_offset) {
+  const HeaderView* cancel = LastHeader(headers, kDelayCancelHeader);
+  if (!cancel) return std::nullopt;
+  if (!cancel->value) return std::string("x-delay-cancel: null value");
+  const std::string_view id = *cancel->value;
+  // Topic names cannot hold '/', so the last two separate partition and offset.
+  const size_t offset_at = id.rfind('/');
+  const size_t partition_at = offset_at == std::string_view::npos || offset_at == 0
+                                  ? std::string_view::npos
+                                  : id.rfind('/', offset_at - 1);
+  if (partition_at == std::string_view::npos) {
+    return "x-delay-cancel: " + Shown(id) + " is not <topic>/<partition>/<offset>";
+  }
+  const std::string_view topic = id.substr(0, partition_at);
+  const auto partition =
+      ParseNonNegative<int32_t>(id.substr(partition_at + 1, offset_at - partition_at - 1));
+  const auto offset = ParseNonNegative<int64_t>(id.substr(offset_at + 1));
+  if (!partition || !offset) {
+    return "x-delay-cancel: " + Shown(id) + " is not <topic>/<partition>/<offset>";
+  }
+  if (topic != own_topic || *partition != own_partition) {
+    return "x-delay-cancel: " + Shown(id) + " names another partition than the cancel's own " +
+           own_topic + "/" + std::to_string(own_partition) +
+           " (a cancel must be produced to its target's partition)";
+  }
+  if (*offset >= own_offset) {
+    return "x-delay-cancel: " + Shown(id) + " names an offset not before the cancel's own " +
+           std::to_string(own_offset);
+  }
+  return *offset;
 }
 
 }  // namespace delaybridge::plugin

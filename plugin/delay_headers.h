@@ -6,6 +6,9 @@
 //                                  (from now when the record has no timestamp)
 //   x-deliver-at: <decimal epoch ms>  absolute time; wins when both are present
 //   x-target-topic: <topic>        destination; must be listed in allowed_targets
+//   x-delay-cancel: <topic>/<partition>/<offset>
+//                                  not a record to deliver but a cancel of the pending record
+//                                  with that id (its x-delay-source), in the same partition
 //
 // No header means "deliver now"; a time in the past means "deliver now". When a header appears
 // more than once the last one counts (as Java's Headers.lastHeader()).
@@ -26,11 +29,12 @@ namespace delaybridge::plugin {
 inline constexpr std::string_view kDelayHeader = "x-delay";
 inline constexpr std::string_view kDeliverAtHeader = "x-deliver-at";
 inline constexpr std::string_view kTargetTopicHeader = "x-target-topic";
+inline constexpr std::string_view kDelayCancelHeader = "x-delay-cancel";
 inline constexpr std::string_view kDelayErrorHeader = "x-delay-error";
 inline constexpr std::string_view kDelaySourceHeader = "x-delay-source";
 inline constexpr std::string_view kDelayOriginalBytesHeader = "x-delay-original-bytes";
 
-// True for the three headers the bridge consumes (they are not passed on to the target).
+// True for the four headers the bridge consumes (they are not passed on to the target).
 bool IsDelayControlHeader(std::string_view name);
 
 // True for the headers only the bridge sets (x-delay-source, x-delay-error,
@@ -64,5 +68,13 @@ using DelayParse = std::variant<DelayRequest, std::string>;
 DelayParse ParseDelayHeaders(const std::vector<HeaderView>& headers,
                              std::optional<int64_t> record_timestamp_ms, int64_t now_ms,
                              const std::string& default_target, const DelayPolicy& policy);
+
+// The offset of the record an x-delay-cancel header names (the last one counts), or the reason
+// the cancel is refused: an id that does not parse, names another topic or partition than the
+// cancel's own (own_topic, own_partition), or an offset not below the cancel's own (a cancel
+// always follows its target). nullopt: the record is not a cancel.
+std::optional<std::variant<int64_t, std::string>> ParseCancelHeader(
+    const std::vector<HeaderView>& headers, const std::string& own_topic, int32_t own_partition,
+    int64_t own_offset);
 
 }  // namespace delaybridge::plugin

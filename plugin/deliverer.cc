@@ -99,14 +99,17 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
   boost::asio::post(commands_, [this, records = std::move(records)]() mutable {
     for (DueRecord& r : records) {
       const int64_t deadline_ms = r.record.requested_deliver_at_ms;
-      Add(PendingDelivery{std::move(r.store),
-                          r.position,
-                          std::move(r.record),
-                          DeliveryForm::kRecord,
-                          0,
-                          false,
-                          {}},
-          deadline_ms);
+      const int64_t source_offset = r.record.source_offset;
+      auto& by_offset = loaded_by_offset_[r.store];
+      const uint64_t token = Add(PendingDelivery{std::move(r.store),
+                                                 r.position,
+                                                 std::move(r.record),
+                                                 DeliveryForm::kRecord,
+                                                 0,
+                                                 false,
+                                                 {}},
+                                 deadline_ms);
+      by_offset[source_offset] = token;
     }
   });
 }
@@ -121,6 +124,27 @@ void Deliverer::ProduceNow(TopicPartitionId store, DelayedRecord record, Deliver
         Produce(token, now_ms);
         DrainProducer();
       });
+}
+
+void Deliverer::Cancel(TopicPartitionId store, int64_t target_offset) {
+  boost::asio::post(commands_, [this, store = std::move(store), target_offset]() mutable {
+    std::optional<RecordPosition> cancelled_at;
+    if (auto loaded = loaded_by_offset_.find(store); loaded != loaded_by_offset_.end()) {
+      if (auto found = loaded->second.find(target_offset); found != loaded->second.end()) {
+        const uint64_t token = found->second;
+        PendingDelivery* d = pending_.Find(token);
+        // In the wheel: due later, or waiting to be retried (not produced, or produced and
+        // failed). Without a timer it is in flight: too late.
+        if (d && d->timer.valid()) {
+          cancelled_at = d->position;
+          Remove(token, *d);
+        }
+      }
+    }
+    Report([&](AckBatch& acks) {
+      acks.cancels.push_back({std::move(store), target_offset, cancelled_at});
+    });
+  });
 }
 
 Deliverer::ReleaseResult Deliverer::Release(const std::vector<TopicPartitionId>& stores,
@@ -441,21 +465,37 @@ void Deliverer::OnAck(uint64_t token, RdKafka::ErrorCode err) {
 }
 
 void Deliverer::Settle(uint64_t token, PendingDelivery& d) {
-  if (!refusals_.empty()) refusals_.erase(RecordKey{d.store, d.record.source_offset});
-  TopicPartitionId store = std::move(d.store);
+  TopicPartitionId store = d.store;
   const std::optional<RecordPosition> position = d.position;
   const int64_t source_offset = d.record.source_offset;
-  if (d.timer.valid()) wheel_.cancel(d.timer);
-  pending_.Remove(token);
-  // Out of memory before the owner hears of it, so its count is never below the truth.
-  in_memory_.fetch_sub(1, std::memory_order_relaxed);
-  const auto add = [&](AckBatch& acks) {
+  Remove(token, d);
+  Report([&](AckBatch& acks) {
     if (position) {
       acks.delivered.emplace_back(std::move(store), *position);
     } else {
       acks.dead_lettered.push_back({std::move(store), source_offset});
     }
-  };
+  });
+}
+
+void Deliverer::Remove(uint64_t token, PendingDelivery& d) {
+  if (!refusals_.empty()) refusals_.erase(RecordKey{d.store, d.record.source_offset});
+  if (d.position) {
+    // A record stored twice (after a crash) is indexed by its latest copy only.
+    auto loaded = loaded_by_offset_.find(d.store);
+    if (loaded != loaded_by_offset_.end()) {
+      auto entry = loaded->second.find(d.record.source_offset);
+      if (entry != loaded->second.end() && entry->second == token) loaded->second.erase(entry);
+      if (loaded->second.empty()) loaded_by_offset_.erase(loaded);
+    }
+  }
+  if (d.timer.valid()) wheel_.cancel(d.timer);
+  pending_.Remove(token);
+  // Out of memory before the owner hears of it, so its count is never below the truth.
+  in_memory_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Deliverer::Report(const std::function<void(AckBatch&)>& add) {
   if (transactional_) return add(transaction_acks_);
   PushAck(add);
 }
@@ -513,7 +553,10 @@ size_t Deliverer::Forget(const std::vector<TopicPartitionId>& stores) {
     pending_.Remove(token);
   }
   in_memory_.fetch_sub(dropped.size(), std::memory_order_relaxed);
-  for (const TopicPartitionId& store : stores) in_flight_.erase(store);  // reports ignored now
+  for (const TopicPartitionId& store : stores) {
+    in_flight_.erase(store);  // reports ignored now
+    loaded_by_offset_.erase(store);
+  }
   return dropped.size();
 }
 

@@ -42,6 +42,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "core/clock.h"
@@ -69,9 +70,17 @@ struct AckBatch {
     TopicPartitionId store;
     int64_t source_offset = 0;
   };
+  // Cancel's answer: cancelled_at is the dropped record's position (it was never produced, and
+  // is finished like a delivered one); nullopt when it was produced already or is not held.
+  struct CancelAnswer {
+    TopicPartitionId store;
+    int64_t target_offset = 0;
+    std::optional<RecordPosition> cancelled_at;
+  };
   std::vector<std::pair<TopicPartitionId, RecordPosition>> delivered;
   std::vector<DeadLetterAck> dead_lettered;
-  bool empty() const { return delivered.empty() && dead_lettered.empty(); }
+  std::vector<CancelAnswer> cancels;
+  bool empty() const { return delivered.empty() && dead_lettered.empty() && cancels.empty(); }
 };
 
 // Counters and lateness since the last TakeStats().
@@ -132,6 +141,11 @@ class Deliverer {
   // exactly_once's delivered-behind record, form kRecord), retrying until acknowledged. It is
   // acknowledged by its source offset.
   void ProduceNow(TopicPartitionId store, DelayedRecord record, DeliveryForm form);
+
+  // Drops the record of store with this source offset, loaded from the store (Schedule), if it
+  // waits to be produced; answered in an AckBatch (CancelAnswer) either way. Commands run in
+  // order, so a record scheduled before the call is found.
+  void Cancel(TopicPartitionId store, int64_t target_offset);
 
   // For a revocation: stops producing these stores' records, waits (up to flush_timeout_ms) for
   // the acknowledgements of those already produced, then forgets every record of these stores;
@@ -205,6 +219,11 @@ class Deliverer {
   void OnAck(uint64_t token, RdKafka::ErrorCode err);
   // Acknowledged (or dropped): out of memory, and reported to the owner.
   void Settle(uint64_t token, PendingDelivery& d);
+  // Out of the wheel, the slab and the source-offset index.
+  void Remove(uint64_t token, PendingDelivery& d);
+  // Hands a batch addition to the owner: with the open transaction's acknowledgements
+  // (exactly_once, returned by PrepareCommit), else pushed through on_acks.
+  void Report(const std::function<void(AckBatch&)>& add);
   size_t Forget(const std::vector<TopicPartitionId>& stores);
   // Release: fulfils release_drained_ once no record of a releasing store is in flight.
   void CheckReleaseDrained();
@@ -238,6 +257,9 @@ class Deliverer {
   const std::string dead_letter_topic_;
   TimingWheel wheel_;
   PendingDeliveries pending_;
+  // The records loaded from each store (those with a position), by source offset: what Cancel
+  // looks up. Sized like pending_, so bounded by wheel.max_preloaded_records.
+  std::map<TopicPartitionId, std::unordered_map<int64_t, uint64_t>> loaded_by_offset_;
   std::atomic<size_t> in_memory_{0};
   std::map<TopicPartitionId, size_t> in_flight_;   // produced, not yet reported, per store
   std::vector<TopicPartitionId> releasing_;        // Release: produce none of theirs

@@ -10,6 +10,11 @@ IngestDecision DecideIngest(const IncomingRecord& in, const std::string& default
     views.push_back(
         HeaderView{h.name, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
   }
+  if (auto cancel = ParseCancelHeader(views, in.topic, in.partition, in.offset)) {
+    if (auto* reason = std::get_if<std::string>(&*cancel)) return Rejected{*reason};
+    return CancelRequested{StoredCancel{in.topic, in.partition, in.offset,
+                                        std::get<int64_t>(*cancel), in.timestamp_ms.value_or(-1)}};
+  }
   DelayParse parsed =
       ParseDelayHeaders(views, in.timestamp_ms, now_ms, default_target, policy.delay);
   if (auto* reason = std::get_if<std::string>(&parsed)) return Rejected{*reason};

@@ -1,6 +1,7 @@
 // Ingest decision: what happens to one record consumed from a delay topic. It is either
-// accepted (a DelayedRecord to append to the partition's store, with its encoding) or
-// rejected with a reason (and then goes to the dead-letter topic). Pure: no Kafka handles, no
+// accepted (a DelayedRecord to append to the partition's store, with its encoding), a cancel of
+// an earlier record of the same partition (x-delay-cancel), or rejected with a reason (and then
+// goes to the dead-letter topic). Pure: no Kafka handles, no
 // clock reads, so every bad-input case is unit-tested.
 //
 // Thread-safety: pure functions.
@@ -14,6 +15,7 @@
 
 #include "plugin/delay_headers.h"
 #include "plugin/delayed_record.h"
+#include "plugin/stored_cancel.h"
 
 namespace delaybridge::plugin {
 
@@ -42,7 +44,12 @@ struct Rejected {
   std::string reason;  // becomes the x-delay-error header
 };
 
-using IngestDecision = std::variant<Accepted, Rejected>;
+// A cancel: never delivered itself; its target is dropped if still pending (plugin/cancels.h).
+struct CancelRequested {
+  StoredCancel cancel;
+};
+
+using IngestDecision = std::variant<Accepted, CancelRequested, Rejected>;
 
 IngestDecision DecideIngest(const IncomingRecord& in, const std::string& default_target,
                             const IngestPolicy& policy, int64_t now_ms);

@@ -256,6 +256,73 @@ Result<std::optional<RecordPosition>> PartitionStore::Append(const DelayedRecord
   return std::optional<RecordPosition>(position);
 }
 
+namespace {
+
+// The arrival order of the bridge's payloads is their source offset (a partition is read in
+// order), a cancel's being its own offset.
+storage::ArrivalOrder BySourceOffset(int64_t sought) {
+  return [sought](std::string_view payload) {
+    int64_t offset = 0;
+    if (KindOfStoredPayload(payload) == StoredPayloadKind::kCancel) {
+      auto cancel = DecodeStoredCancel(payload);
+      if (!cancel.ok()) return 1;
+      offset = cancel->cancel_offset;
+    } else {
+      auto record = DecodeDelayedRecord(payload);
+      if (!record.ok()) return 1;
+      offset = record->source_offset;
+    }
+    return sought < offset ? -1 : (sought > offset ? 1 : 0);
+  };
+}
+
+}  // namespace
+
+Result<PartitionStore::CancelVerdict> PartitionStore::ApplyCancel(const StoredCancel& cancel) {
+  // Every copy of the target at or after the watermark (a crash can leave a record stored twice).
+  std::vector<int64_t> pending_at_ms;
+  bool behind_watermark = false;
+  const auto order = BySourceOffset(cancel.target_offset);
+  for (const int64_t hour : log_->Hours()) {
+    if (hour < tracker_.floor_ms() / kMsPerHour) continue;
+    auto found = log_->FindInHour(hour, order);
+    // Damage on the search path: that hour cannot be searched, the others still are.
+    if (!found.ok() && found.status().code() == Status::Code::kCorruption) continue;
+    if (!found.ok()) return found.status().WithContext("find " + cancel.TargetId());
+    if (!found->has_value()) continue;
+    // The offset is a cancel's own: there is no record to cancel there.
+    if (KindOfStoredPayload((*found)->payload) != StoredPayloadKind::kDelayedRecord) continue;
+    if ((*found)->deliver_at_ms < tracker_.floor_ms()) {
+      behind_watermark = true;
+    } else {
+      pending_at_ms.push_back((*found)->deliver_at_ms);
+    }
+  }
+  const std::string encoded = EncodeStoredCancel(cancel);
+  CancelVerdict verdict = behind_watermark ? CancelVerdict::kTooLate : CancelVerdict::kUnknown;
+  uint64_t last_sequence = 0;
+  for (const int64_t deliver_at_ms : pending_at_ms) {
+    auto appended = log_->Append(deliver_at_ms, encoded);
+    if (!appended.ok()) return appended.status().WithContext("append " + cancel.SourceId());
+    assert(!(RecordPosition{deliver_at_ms, appended->ordinal} < tracker_.floor()) &&
+           "a cancel appended before the delivered watermark");
+    last_sequence = appended->sequence;
+    verdict = std::max(verdict, appended->second >= preloaded_until_second_
+                                    ? CancelVerdict::kCancelled
+                                    : CancelVerdict::kInMemory);
+  }
+  if (pending_at_ms.empty()) {
+    offsets_.AddSettled(cancel.cancel_offset);
+    progress_.AddFinished(cancel.cancel_offset);
+  } else {
+    // Pending like its target until the watermark passes it, so a rebuild reads it again.
+    offsets_.AddStored(cancel.cancel_offset, last_sequence);
+    progress_.AddStored(cancel.cancel_offset,
+                        *std::max_element(pending_at_ms.begin(), pending_at_ms.end()), false);
+  }
+  return verdict;
+}
+
 Status PartitionStore::Sync() {
   if (needs_sync()) {
     if (Status s = log_->Sync(); !s.ok()) return s.WithContext("sync store " + log_->dir());

@@ -30,6 +30,7 @@
 #include "plugin/source_consumer.h"
 #include "plugin/source_offset_marker.h"
 #include "plugin/source_offsets.h"
+#include "plugin/stored_cancel.h"
 #include "storage/delay_log_store.h"
 #include "storage/delivery_checkpoint.h"
 
@@ -82,6 +83,23 @@ class PartitionStore {
   // the preloader loads it when its second comes near.
   Result<std::optional<RecordPosition>> Append(const DelayedRecord& record,
                                                const std::string& encoded, int64_t now_ms);
+
+  // A cancel (x-delay-cancel) of the record at cancel.target_offset. The target is looked up in
+  // the store by its source offset (a binary search per hour from the delivered watermark's hour
+  // on), and the cancel is appended to the second of every copy found at or after the watermark,
+  // where the preloader, which reads seconds whole, drops the target. The cancel's own offset is
+  // settled once those appends are durable (or at once when there are none), like a stored
+  // record's, so a crash either keeps the cancel in the store or reads it again.
+  enum class CancelVerdict {
+    kUnknown,    // no record with that offset is in the store
+    kTooLate,    // it is behind the delivered watermark: delivered already
+    kInMemory,   // it is loaded (the delivery thread holds it, or has produced it): the caller
+                 // asks the Deliverer to drop it, and learns from it whether it was too late
+    kCancelled,  // it is in the store and not loaded yet: it will never be delivered
+  };
+  // An error: the store could not be read or appended to for now (nothing was settled; the cancel
+  // may be applied again, and appending it twice is harmless).
+  Result<CancelVerdict> ApplyCancel(const StoredCancel& cancel);
 
   // Group commit: Sync() when anything was appended since the last one, then settles the
   // covered source offsets.

@@ -2,7 +2,8 @@
 // preloaded_until_second up to a horizon (now + preload_seconds), so records are in memory
 // before they are due and a slow disk never makes a delivery late. Seconds are loaded whole
 // and in order; records ordered before the store's opening checkpoint (delivered before a
-// restart) are skipped.
+// restart) are skipped, and so are records a cancel in the same second names (a cancel is
+// stored in its target's second: PartitionStore::ApplyCancel).
 //
 // Thread-safety: none; runs on the bridge's event-loop thread.
 #pragma once
@@ -16,12 +17,14 @@
 #include "plugin/delayed_record.h"
 #include "plugin/delivery_tracker.h"
 #include "plugin/partition_store.h"
+#include "plugin/stored_cancel.h"
 
 namespace delaybridge::plugin {
 
 struct PreloadResult {
   size_t loaded = 0;   // records handed to on_record
   size_t corrupt = 0;  // records skipped because they failed a check (each reported)
+  size_t cancelled = 0;  // records skipped because a cancel in their second names them
   // Not ok: a second could not be read for a reason that may pass (out of descriptors, an I/O
   // error, a full disk while flushing the hour's buffer). The walk stopped before that second;
   // the next walk reads it again.

@@ -453,6 +453,26 @@ Status DelayLogStore::ReadSecond(int64_t epoch_second, std::vector<StoredRecord>
   return ReadSecondChain(*index, *data, epoch_second, cell, impl_->EntriesOf(hour), out);
 }
 
+Result<std::optional<FoundRecord>> DelayLogStore::FindInHour(int64_t epoch_hour,
+                                                             const ArrivalOrder& order) {
+  if (Status usable = impl_->Usable(); !usable.ok()) return usable;
+  if (!impl_->hours.contains(epoch_hour)) return std::optional<FoundRecord>();
+  if (auto it = impl_->open.find(epoch_hour); it != impl_->open.end()) {
+    // Unsynced appends become visible to pread once written to the page cache.
+    HourAppender& appender = *it->second;
+    if (Status s = appender.Flush(); !s.ok()) return s;
+    return SearchArrivalOrder(appender.index_file(), appender.data_file(),
+                              appender.state().entries, order);
+  }
+  // Parked hours had their buffers written when they were parked; closed ones are whole.
+  HourPaths paths = PathsOfHour(impl_->options.dir, epoch_hour);
+  Result<PosixFile> index = PosixFile::Open(paths.index, PosixFile::Mode::kReadOnly);
+  if (!index.ok()) return index.status();
+  Result<PosixFile> data = PosixFile::Open(paths.data, PosixFile::Mode::kReadOnly);
+  if (!data.ok()) return data.status();
+  return SearchArrivalOrder(*index, *data, impl_->EntriesOf(epoch_hour), order);
+}
+
 Result<uint32_t> DelayLogStore::CountInSecond(int64_t epoch_second) {
   int64_t hour = HourOfSecond(epoch_second);
   if (!impl_->hours.contains(hour)) return uint32_t{0};

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "storage/arrival_search.h"
 
 namespace delaybridge::storage {
 
@@ -148,6 +149,11 @@ class DelayLogStore {
   // with checksums verified. Sees appends not yet synced too. A record failing its checksum
   // is reported as a Corruption status naming file and offset, after the good ones.
   Status ReadSecond(int64_t epoch_second, std::vector<StoredRecord>* out);
+
+  // Finds a record of epoch_hour by binary search over the hour's records in arrival order
+  // (storage/arrival_search.h: order must follow arrival order). Sees appends not yet synced
+  // too. nullopt when the hour is absent or no record compares equal.
+  Result<std::optional<FoundRecord>> FindInHour(int64_t epoch_hour, const ArrivalOrder& order);
 
   // Number of records in epoch_second's chain (from the head table; no data read).
   Result<uint32_t> CountInSecond(int64_t epoch_second);
