@@ -813,9 +813,8 @@ void Bridge::LogStats() {
       "stats: consumed=" + std::to_string(consumed_) + " stored=" + std::to_string(stored_) +
       " already_stored=" + std::to_string(already_stored_) + " already_finished=" +
       std::to_string(already_finished_) + " refetched=" + std::to_string(refetched_) +
-      " dead_lettered=" + std::to_string(dead_lettered_) +
-      " cancelled=" + std::to_string(cancelled_) +
-      " cancel_too_late=" + std::to_string(cancel_too_late_) +
+      " dead_lettered=" + std::to_string(dead_lettered_) + " cancelled=" +
+      std::to_string(cancelled_) + " cancel_too_late=" + std::to_string(cancel_too_late_) +
       " cancel_unknown=" + std::to_string(cancel_unknown_) +
       (config_.exactly_once()
            ? " delivered_behind=" + std::to_string(delivered_behind_) +

@@ -307,9 +307,9 @@ Result<PartitionStore::CancelVerdict> PartitionStore::ApplyCancel(const StoredCa
     assert(!(RecordPosition{deliver_at_ms, appended->ordinal} < tracker_.floor()) &&
            "a cancel appended before the delivered watermark");
     last_sequence = appended->sequence;
-    verdict = std::max(verdict, appended->second >= preloaded_until_second_
-                                    ? CancelVerdict::kCancelled
-                                    : CancelVerdict::kInMemory);
+    verdict =
+        std::max(verdict, appended->second >= preloaded_until_second_ ? CancelVerdict::kCancelled
+                                                                      : CancelVerdict::kInMemory);
   }
   if (pending_at_ms.empty()) {
     offsets_.AddSettled(cancel.cancel_offset);

@@ -22,8 +22,8 @@
 namespace delaybridge::plugin {
 
 struct PreloadResult {
-  size_t loaded = 0;   // records handed to on_record
-  size_t corrupt = 0;  // records skipped because they failed a check (each reported)
+  size_t loaded = 0;     // records handed to on_record
+  size_t corrupt = 0;    // records skipped because they failed a check (each reported)
   size_t cancelled = 0;  // records skipped because a cancel in their second names them
   // Not ok: a second could not be read for a reason that may pass (out of descriptors, an I/O
   // error, a full disk while flushing the hour's buffer). The walk stopped before that second;

@@ -10,9 +10,7 @@ namespace {
 // version, target_offset, cancel_offset, cancel_timestamp_ms, source_partition, topic length.
 constexpr size_t kFixedBytes = 1 + 8 + 8 + 8 + 4 + 4;
 
-Status Malformed(const std::string& what) {
-  return Status::Corruption("stored cancel: " + what);
-}
+Status Malformed(const std::string& what) { return Status::Corruption("stored cancel: " + what); }
 
 std::string Id(const std::string& topic, int32_t partition, int64_t offset) {
   return topic + "/" + std::to_string(partition) + "/" + std::to_string(offset);

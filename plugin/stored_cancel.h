@@ -24,10 +24,10 @@ namespace delaybridge::plugin {
 inline constexpr uint8_t kStoredCancelVersion = 2;
 
 struct StoredCancel {
-  std::string source_topic;     // the delay topic of both the cancel and its target
+  std::string source_topic;  // the delay topic of both the cancel and its target
   int32_t source_partition = 0;
-  int64_t cancel_offset = 0;    // the cancel record's own offset
-  int64_t target_offset = 0;    // the offset of the record it cancels (always below cancel_offset)
+  int64_t cancel_offset = 0;  // the cancel record's own offset
+  int64_t target_offset = 0;  // the offset of the record it cancels (always below cancel_offset)
   int64_t cancel_timestamp_ms = -1;  // the cancel record's Kafka timestamp, -1 if it had none
   bool operator==(const StoredCancel&) const = default;
 

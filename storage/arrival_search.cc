@@ -26,9 +26,8 @@ Result<IndexEntry> EntryAt(BlockCursor* cursor, const PosixFile& index, uint64_t
 
 }  // namespace
 
-Result<std::optional<FoundRecord>> SearchArrivalOrder(const PosixFile& index,
-                                                      const PosixFile& data, uint64_t entries,
-                                                      const ArrivalOrder& order) {
+Result<std::optional<FoundRecord>> SearchArrivalOrder(const PosixFile& index, const PosixFile& data,
+                                                      uint64_t entries, const ArrivalOrder& order) {
   BlockCursor index_cursor(&index, BlockCursor::Direction::kForward, kWindowBytes);
   BlockCursor data_cursor(&data, BlockCursor::Direction::kForward, kWindowBytes);
   uint64_t low = 0;

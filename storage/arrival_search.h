@@ -31,8 +31,7 @@ using ArrivalOrder = std::function<int(std::string_view payload)>;
 // Binary search over the first `entries` entries of index (and their records in data). nullopt
 // when no record compares equal. A damaged entry or record on the search path is Corruption
 // naming the file and offset; an I/O error is returned as it is.
-Result<std::optional<FoundRecord>> SearchArrivalOrder(const PosixFile& index,
-                                                      const PosixFile& data, uint64_t entries,
-                                                      const ArrivalOrder& order);
+Result<std::optional<FoundRecord>> SearchArrivalOrder(const PosixFile& index, const PosixFile& data,
+                                                      uint64_t entries, const ArrivalOrder& order);
 
 }  // namespace delaybridge::storage

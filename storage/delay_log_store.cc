@@ -461,8 +461,8 @@ Result<std::optional<FoundRecord>> DelayLogStore::FindInHour(int64_t epoch_hour,
     // Unsynced appends become visible to pread once written to the page cache.
     HourAppender& appender = *it->second;
     if (Status s = appender.Flush(); !s.ok()) return s;
-    return SearchArrivalOrder(appender.index_file(), appender.data_file(),
-                              appender.state().entries, order);
+    return SearchArrivalOrder(appender.index_file(), appender.data_file(), appender.state().entries,
+                              order);
   }
   // Parked hours had their buffers written when they were parked; closed ones are whole.
   HourPaths paths = PathsOfHour(impl_->options.dir, epoch_hour);

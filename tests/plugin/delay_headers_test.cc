@@ -144,9 +144,53 @@ TEST(DelayHeadersTest, ControlHeadersAreRecognised) {
   EXPECT_TRUE(IsDelayControlHeader("x-delay"));
   EXPECT_TRUE(IsDelayControlHeader("x-deliver-at"));
   EXPECT_TRUE(IsDelayControlHeader("x-target-topic"));
+  EXPECT_TRUE(IsDelayControlHeader("x-delay-cancel"));
   EXPECT_FALSE(IsDelayControlHeader("x-delay-source"));
   EXPECT_FALSE(IsDelayControlHeader("X-Delay"));  // Kafka header names are case-sensitive
   EXPECT_FALSE(IsDelayControlHeader("trace-id"));
+}
+
+// A cancel of delayed/3/<offset>, read as the record at offset 42 of delayed/3.
+std::optional<std::variant<int64_t, std::string>> ParseCancel(std::vector<HeaderView> headers) {
+  return ParseCancelHeader(headers, "delayed", 3, 42);
+}
+
+std::string CancelReason(std::vector<HeaderView> headers) {
+  const auto parsed = ParseCancel(std::move(headers));
+  EXPECT_TRUE(parsed && std::holds_alternative<std::string>(*parsed));
+  return parsed && std::holds_alternative<std::string>(*parsed) ? std::get<std::string>(*parsed)
+                                                                : "";
+}
+
+TEST(DelayHeadersTest, ACancelNamesAnEarlierRecordOfItsOwnPartition) {
+  EXPECT_FALSE(ParseCancel({{"x-delay", "5"}}).has_value());  // not a cancel
+  EXPECT_EQ(ParseCancel({{"x-delay-cancel", "delayed/3/41"}}),
+            (std::optional<std::variant<int64_t, std::string>>(int64_t{41})));
+  EXPECT_EQ(ParseCancel({{"x-delay-cancel", "delayed/3/0"}}),
+            (std::optional<std::variant<int64_t, std::string>>(int64_t{0})));
+  // The last one counts.
+  EXPECT_EQ(ParseCancel({{"x-delay-cancel", "bad"}, {"x-delay-cancel", "delayed/3/7"}}),
+            (std::optional<std::variant<int64_t, std::string>>(int64_t{7})));
+}
+
+TEST(DelayHeadersTest, EveryBadCancelIdHasAReason) {
+  for (const char* id :
+       {"", "delayed", "delayed/3", "/3/4", "delayed//4", "delayed/3/", "delayed/x/4",
+        "delayed/3/4x", "delayed/-3/4", "delayed/3/-4", "delayed/3/+4",
+        "delayed/3/99999999999999999999", "delayed/99999999999/4"}) {
+    const std::string reason = CancelReason({{"x-delay-cancel", id}});
+    EXPECT_EQ(reason.rfind("x-delay-cancel: ", 0), 0u) << id << ": " << reason;
+  }
+  EXPECT_EQ(CancelReason({{"x-delay-cancel", std::nullopt}}), "x-delay-cancel: null value");
+  EXPECT_NE(CancelReason({{"x-delay-cancel", "delayed/2/4"}}).find("another partition"),
+            std::string::npos);
+  EXPECT_NE(CancelReason({{"x-delay-cancel", "orders/3/4"}}).find("another partition"),
+            std::string::npos);
+  // A cancel always follows its target: its own offset and later ones cannot be one.
+  EXPECT_NE(CancelReason({{"x-delay-cancel", "delayed/3/42"}}).find("not before"),
+            std::string::npos);
+  EXPECT_NE(CancelReason({{"x-delay-cancel", "delayed/3/43"}}).find("not before"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 
 #include "plugin/dead_letter.h"
 #include "tests/support/test_clients.h"
@@ -79,9 +80,9 @@ class DelivererTest : public ::testing::Test {
     EXPECT_EQ(fatal_, "");
   }
 
-  // Takes acknowledgements until `delivered` deliveries and `dead_lettered` dead letters came
-  // back, or 10 s passed.
-  AckBatch AwaitAcks(size_t delivered, size_t dead_lettered) {
+  // Takes acknowledgements until `delivered` deliveries, `dead_lettered` dead letters and
+  // `cancels` answers to Cancel came back, or 10 s passed.
+  AckBatch AwaitAcks(size_t delivered, size_t dead_lettered, size_t cancels = 0) {
     AckBatch all;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (std::chrono::steady_clock::now() < deadline) {
@@ -89,7 +90,11 @@ class DelivererTest : public ::testing::Test {
       all.delivered.insert(all.delivered.end(), batch.delivered.begin(), batch.delivered.end());
       all.dead_lettered.insert(all.dead_lettered.end(), batch.dead_lettered.begin(),
                                batch.dead_lettered.end());
-      if (all.delivered.size() >= delivered && all.dead_lettered.size() >= dead_lettered) break;
+      all.cancels.insert(all.cancels.end(), batch.cancels.begin(), batch.cancels.end());
+      if (all.delivered.size() >= delivered && all.dead_lettered.size() >= dead_lettered &&
+          all.cancels.size() >= cancels) {
+        break;
+      }
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, milliseconds(50));
     }
@@ -194,6 +199,41 @@ TEST_F(DelivererTest, ReleaseDropsTheStoresRecordsOnly) {
   EXPECT_EQ(deliverer_->in_memory(), 0u);
   const DeliveryStats stats = deliverer_->TakeStats();
   EXPECT_EQ(stats.in_wheel, 0u);  // the released records' timers were cancelled
+}
+
+// Cancel drops a record waiting in the wheel and answers with its position; a record already
+// delivered, or one it never held, is answered without one (too late).
+TEST_F(DelivererTest, CancelDropsAWaitingRecordAndAnswersEveryCancel) {
+  const int64_t soon_ms = clock_.now_ms() + 300;
+  const int64_t later_ms = clock_.now_ms() + 600;
+  std::vector<DueRecord> due;
+  due.push_back(DueRecord{kStoreA, RecordPosition{soon_ms, 0}, Record(kTarget, 1, soon_ms)});
+  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 0}, Record(kTarget, 2, later_ms)});
+  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 1}, Record(kTarget, 3, later_ms)});
+  due.push_back(DueRecord{kStoreB, RecordPosition{later_ms, 0}, Record(kTarget, 4, later_ms)});
+  deliverer_->Schedule(std::move(due));
+  deliverer_->Cancel(kStoreA, 2);
+  deliverer_->Cancel(kStoreA, 77);  // never held
+  deliverer_->Cancel(kStoreB, 3);   // another store's offset
+  AckBatch acks = AwaitAcks(3, 0, 3);
+  ASSERT_EQ(acks.cancels.size(), 3u);
+  EXPECT_EQ(acks.cancels[0].store, kStoreA);
+  EXPECT_EQ(acks.cancels[0].target_offset, 2);
+  EXPECT_EQ(acks.cancels[0].cancelled_at, (RecordPosition{later_ms, 0}));
+  EXPECT_EQ(acks.cancels[1].cancelled_at, std::nullopt);
+  EXPECT_EQ(acks.cancels[2].cancelled_at, std::nullopt);
+  ASSERT_EQ(acks.delivered.size(), 3u);
+  EXPECT_EQ(deliverer_->in_memory(), 0u);
+
+  deliverer_->Cancel(kStoreA, 1);  // delivered: too late
+  acks = AwaitAcks(0, 0, 1);
+  ASSERT_EQ(acks.cancels.size(), 1u);
+  EXPECT_EQ(acks.cancels[0].cancelled_at, std::nullopt);
+
+  std::set<std::string> keys;
+  for (const TestRecord& r : Consume(kTarget, 2, 3)) keys.insert(*r.key);
+  EXPECT_EQ(keys, (std::set<std::string>{"key-1", "key-3", "key-4"}));
+  EXPECT_EQ(deliverer_->TakeStats().in_wheel, 0u);
 }
 
 // A revocation waits for the released partitions' records only: deliveries of the others, even

@@ -144,5 +144,17 @@ TEST(DeadLetterTest, ReducedKeepsWhatIdentifiesTheRecord) {
   EXPECT_FALSE(ReduceDeadLetter(MakeDeadLetter(in, "r", "dlq"), "r2").key.has_value());
 }
 
+TEST(IngestTest, ACancelIsNeitherStoredForDeliveryNorDeadLetteredUnlessItsIdIsBad) {
+  IncomingRecord in = Incoming({{"x-delay", "5000"}, {"x-delay-cancel", "delayed/3/17"}});
+  const IngestDecision d = DecideIngest(in, "delivered", Policy(), kNow);
+  ASSERT_TRUE(std::holds_alternative<CancelRequested>(d));
+  EXPECT_EQ(std::get<CancelRequested>(d).cancel, (StoredCancel{"delayed", 3, 42, 17, kNow - 500}));
+
+  in.headers = {{"x-delay-cancel", "delayed/4/17"}};
+  const IngestDecision other = DecideIngest(in, "delivered", Policy(), kNow);
+  ASSERT_TRUE(std::holds_alternative<Rejected>(other));
+  EXPECT_NE(std::get<Rejected>(other).reason.find("another partition"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace delaybridge::plugin

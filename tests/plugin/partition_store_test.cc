@@ -19,6 +19,7 @@
 
 #include "plugin/preloader.h"
 #include "plugin/progress_metadata.h"
+#include "plugin/stored_cancel.h"
 #include "storage/delivery_checkpoint.h"
 #include "tests/support/read_file.h"
 #include "tests/support/temp_dir.h"
@@ -710,6 +711,104 @@ TEST_F(PartitionStoreTest, FullyDeliveredHoursAreDeleted) {
   auto cp = storage::ReadDeliveryCheckpoint(store->log().dir());
   ASSERT_TRUE(cp.ok() && cp->has_value());
   EXPECT_EQ((*cp)->next_deliver_at_ms, now + 3'600'000);
+}
+
+// ---- cancels (x-delay-cancel) ----
+
+StoredCancel CancelOf(int64_t target_offset, int64_t cancel_offset) {
+  return StoredCancel{kId.topic, kId.partition, cancel_offset, target_offset, kHourStartMs};
+}
+
+PartitionStore::CancelVerdict ApplyCancel(PartitionStore& store, int64_t target_offset,
+                                          int64_t cancel_offset) {
+  auto verdict = store.ApplyCancel(CancelOf(target_offset, cancel_offset));
+  EXPECT_TRUE(verdict.ok()) << verdict.status().ToString();
+  return verdict.ok() ? *verdict : PartitionStore::CancelVerdict::kUnknown;
+}
+
+TEST_F(PartitionStoreTest, ACancelledRecordIsNeverLoadedAndTheCancelSettlesWithItsSync) {
+  const int64_t now = kHourStartMs;
+  auto store = Open(now);
+  Append(*store, 10, now + 60'000, now);
+  Append(*store, 11, now + 60'000, now);
+  Append(*store, 12, now + 7'200'000, now);  // another hour
+  Append(*store, 13, now + 61'000, now);
+  ASSERT_TRUE(store->Sync().ok());
+  EXPECT_EQ(store->offsets().TakeCommittable(), 14);
+  EXPECT_EQ(ApplyCancel(*store, 11, 14), PartitionStore::CancelVerdict::kCancelled);
+  EXPECT_EQ(ApplyCancel(*store, 12, 15), PartitionStore::CancelVerdict::kCancelled);
+  // The cancels are in the store, not yet durable: their offsets wait, as a record's would.
+  EXPECT_EQ(store->offsets().Committable(), 14);
+  ASSERT_TRUE(store->Sync().ok());
+  EXPECT_EQ(store->offsets().TakeCommittable(), 16);
+  EXPECT_EQ(Preload(*store, (now + 7'200'000) / 1000 + 5), (std::vector<int64_t>{10, 13}));
+  EXPECT_EQ(store->tracker().outstanding(), 2u);  // the watermark may pass what was cancelled
+}
+
+TEST_F(PartitionStoreTest, ACancelOfALoadedRecordIsLeftToTheDelivererAndKeptForARestart) {
+  const int64_t now = kHourStartMs;
+  {
+    auto store = Open(now);
+    ASSERT_TRUE(Preload(*store, now / 1000 + 5).empty());
+    ASSERT_TRUE(Append(*store, 20, now + 2000, now).has_value());  // straight to the wheel
+    Append(*store, 21, now + 2000, now);
+    EXPECT_EQ(ApplyCancel(*store, 20, 22), PartitionStore::CancelVerdict::kInMemory);
+    ASSERT_TRUE(store->Sync().ok());
+    // A crash before the delivery thread dropped it, or before a checkpoint passed it.
+  }
+  auto store = Open(now + 100);
+  EXPECT_EQ(Preload(*store, now / 1000 + 5), (std::vector<int64_t>{21}));
+}
+
+TEST_F(PartitionStoreTest, ACancelBehindTheWatermarkIsTooLateAndOfNoRecordUnknown) {
+  const int64_t now = kHourStartMs;
+  auto store = Open(now);
+  ASSERT_TRUE(Preload(*store, now / 1000 + 5).empty());
+  const auto delivered = Append(*store, 30, now + 1000, now);
+  ASSERT_TRUE(delivered.has_value());
+  Append(*store, 31, now + 60'000, now);
+  ASSERT_TRUE(store->Sync().ok());
+  EXPECT_EQ(store->offsets().TakeCommittable(), 32);
+  EXPECT_TRUE(store->tracker().Acknowledge(*delivered));
+  ASSERT_TRUE(store->PersistCheckpoint(now + 3000).ok());  // the watermark passes offset 30
+  EXPECT_EQ(ApplyCancel(*store, 30, 32), PartitionStore::CancelVerdict::kTooLate);
+  EXPECT_EQ(ApplyCancel(*store, 29, 33), PartitionStore::CancelVerdict::kUnknown);
+  EXPECT_EQ(ApplyCancel(*store, 31, 34), PartitionStore::CancelVerdict::kCancelled);
+  // The cancel of a cancel: offset 34 holds a cancel, not a record.
+  EXPECT_EQ(ApplyCancel(*store, 34, 35), PartitionStore::CancelVerdict::kUnknown);
+  // Nothing was stored for 32, 33 and 35: settled at once; 34 waits for its sync.
+  EXPECT_EQ(store->offsets().Committable(), 34);
+  ASSERT_TRUE(store->Sync().ok());
+  EXPECT_EQ(store->offsets().TakeCommittable(), 36);
+}
+
+// Many records over two hours, appended in offset order as a partition is read: every cancel
+// finds its target by binary search, and exactly the cancelled ones are never loaded.
+TEST_F(PartitionStoreTest, CancelsFindTheirTargetsAmongManyAndDropExactlyThem) {
+  const int64_t now = kHourStartMs;
+  auto store = Open(now);
+  std::mt19937 random(11);
+  int64_t offset = 0;
+  std::set<int64_t> targets;
+  std::vector<int64_t> expected;
+  for (; offset < 3000; ++offset) {
+    Append(*store, offset, now + 10'000 + random() % 7'000'000, now);
+  }
+  ASSERT_TRUE(store->Sync().ok());  // half of them synced, half only buffered
+  for (; offset < 6000; ++offset) {
+    Append(*store, offset, now + 10'000 + random() % 7'000'000, now);
+  }
+  for (int i = 0; i < 1000; ++i) targets.insert(random() % 6000);
+  for (const int64_t target : targets) {
+    ASSERT_EQ(ApplyCancel(*store, target, offset++), PartitionStore::CancelVerdict::kCancelled)
+        << target;
+  }
+  std::vector<int64_t> loaded = Preload(*store, (now + 7'100'000) / 1000);
+  std::sort(loaded.begin(), loaded.end());
+  for (int64_t o = 0; o < 6000; ++o) {
+    if (!targets.contains(o)) expected.push_back(o);
+  }
+  EXPECT_EQ(loaded, expected);
 }
 
 }  // namespace
