@@ -896,6 +896,9 @@ BridgeMetrics Bridge::GatherMetrics(const DeliveryStats& d) {
   m.delivery_retries = delivery_retries_;
   m.rejected = dead_lettered_;
   m.refused = delivery_refused_;
+  m.cancelled = cancelled_;
+  m.cancel_too_late = cancel_too_late_;
+  m.cancel_unknown = cancel_unknown_;
   m.dead_letters_reduced = dead_letters_reduced_;
   m.dead_letters_dropped = dead_letters_dropped_;
   m.corrupt_records = corrupt_records_;

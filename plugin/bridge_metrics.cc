@@ -116,6 +116,15 @@ std::string RenderMetrics(const BridgeMetrics& m) {
              static_cast<double>(m.rejected));
   out.Sample("delaybridge_records_dead_lettered_total", {{"reason", "refused"}},
              static_cast<double>(m.refused));
+  out.Family("delaybridge_cancels_total", "counter",
+             "Cancels (x-delay-cancel) read, by result: cancelled (the target was pending and is "
+             "never delivered), too_late (it was delivered already), unknown (no such record).");
+  out.Sample("delaybridge_cancels_total", {{"result", "cancelled"}},
+             static_cast<double>(m.cancelled));
+  out.Sample("delaybridge_cancels_total", {{"result", "too_late"}},
+             static_cast<double>(m.cancel_too_late));
+  out.Sample("delaybridge_cancels_total", {{"result", "unknown"}},
+             static_cast<double>(m.cancel_unknown));
   Counter(out, "delaybridge_dead_letters_reduced_total",
           "Dead letters refused whole and sent without value and headers.", m.dead_letters_reduced);
   Counter(out, "delaybridge_dead_letters_dropped_total",

@@ -30,19 +30,35 @@ Result<std::optional<FoundRecord>> SearchArrivalOrder(const PosixFile& index, co
                                                       uint64_t entries, const ArrivalOrder& order) {
   BlockCursor index_cursor(&index, BlockCursor::Direction::kForward, kWindowBytes);
   BlockCursor data_cursor(&data, BlockCursor::Direction::kForward, kWindowBytes);
-  uint64_t low = 0;
-  uint64_t high = entries;  // the record sought, if present, is in [low, high)
-  while (low < high) {
-    const uint64_t middle = low + (high - low) / 2;
-    Result<IndexEntry> entry = EntryAt(&index_cursor, index, middle);
+  // Reads the record at position and compares it with the one sought.
+  const auto probe = [&](uint64_t position, FoundRecord* record) -> Result<int> {
+    Result<IndexEntry> entry = EntryAt(&index_cursor, index, position);
     if (!entry.ok()) return entry.status();
-    FoundRecord probe{entry->deliver_at_ms, middle, {}};
-    if (Status s = ReadRecord(&data_cursor, data.path(), *entry, &probe.payload); !s.ok()) {
+    *record = FoundRecord{entry->deliver_at_ms, position, {}};
+    if (Status s = ReadRecord(&data_cursor, data.path(), *entry, &record->payload); !s.ok()) {
       return s;
     }
-    const int where = order(probe.payload);
-    if (where == 0) return std::optional<FoundRecord>(std::move(probe));
-    if (where < 0) {
+    return order(record->payload);
+  };
+  uint64_t low = 0;
+  uint64_t high = entries;  // the record sought, if present, is in [low, high)
+  if (entries > 0) {
+    // An hour whose appends all came before (or all after) the record sought is ruled out with
+    // one probe: most hours are, when the store spans many.
+    FoundRecord last;
+    Result<int> where = probe(entries - 1, &last);
+    if (!where.ok()) return where.status();
+    if (*where == 0) return std::optional<FoundRecord>(std::move(last));
+    if (*where > 0) return std::optional<FoundRecord>();
+    high = entries - 1;
+  }
+  while (low < high) {
+    const uint64_t middle = low + (high - low) / 2;
+    FoundRecord candidate;
+    Result<int> where = probe(middle, &candidate);
+    if (!where.ok()) return where.status();
+    if (*where == 0) return std::optional<FoundRecord>(std::move(candidate));
+    if (*where < 0) {
       high = middle;
     } else {
       low = middle + 1;

@@ -28,6 +28,9 @@ BridgeMetrics Example(Histograms& h) {
   m.delivered = 42;
   m.rejected = 3;
   m.refused = 2;
+  m.cancelled = 9;
+  m.cancel_too_late = 4;
+  m.cancel_unknown = 1;
   m.exactly_once = true;
   m.transactions = 7;
   m.in_memory = 5;
@@ -64,6 +67,10 @@ TEST(BridgeMetricsTest, RendersEveryFamilyWithItsSamples) {
            "delaybridge_records_delivered_total 42",
            "delaybridge_records_dead_lettered_total{reason=\"rejected\"} 3",
            "delaybridge_records_dead_lettered_total{reason=\"refused\"} 2",
+           "# TYPE delaybridge_cancels_total counter",
+           "delaybridge_cancels_total{result=\"cancelled\"} 9",
+           "delaybridge_cancels_total{result=\"too_late\"} 4",
+           "delaybridge_cancels_total{result=\"unknown\"} 1",
            "delaybridge_delivery_retries_total 0",
            "delaybridge_transactions_total 7",
            "delaybridge_records_in_memory 5",

@@ -94,16 +94,16 @@ TEST(ArrivalSearchTest, ADamagedEntryOnTheSearchPathIsCorruption) {
     ASSERT_NO_FATAL_FAILURE(AppendEveryThirdKey(*store, kHour, 100, random));
     ASSERT_TRUE(store->Close().ok());
   }
-  // The first probe of 100 entries is entry 50: damage its checksum.
+  // The first probe is the last entry, the next one entry 49 (of 0..98): damage its checksum.
   const std::string index = dir.path() + "/2026-11-22T16.idx";
   auto file = PosixFile::Open(index, PosixFile::Mode::kReadWrite);
   ASSERT_TRUE(file.ok());
-  ASSERT_TRUE(file->WriteAt(IndexEntryOffset(50) + 28, std::string(4, '\xff')).ok());
+  ASSERT_TRUE(file->WriteAt(IndexEntryOffset(49) + 28, std::string(4, '\xff')).ok());
   auto store = OpenStore(dir.path());
   auto found = store->FindInHour(kHour, ByKey(3));
   ASSERT_FALSE(found.ok());
   EXPECT_EQ(found.status().code(), Status::Code::kCorruption);
-  EXPECT_NE(found.status().message().find("entry 50"), std::string::npos)
+  EXPECT_NE(found.status().message().find("entry 49"), std::string::npos)
       << found.status().ToString();
 }
 
