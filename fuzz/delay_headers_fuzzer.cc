@@ -1,6 +1,7 @@
 // Fuzzes the delay-header parser and the whole ingest decision on arbitrary header names and
-// values: every input is accepted or rejected with a reason, never a crash, and an accepted
-// record's encoding decodes to the same record.
+// values: every input is accepted, a cancel of an earlier record of its partition, or rejected
+// with a reason, never a crash, and an accepted record's (or a cancel's) encoding decodes to the
+// same value.
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -21,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   delaybridge::fuzz::FuzzInput input(data, size);
   IncomingRecord in;
   in.topic = "delayed";
-  in.offset = 7;
+  in.offset = 7000;
   if (input.Byte() & 1) in.timestamp_ms = 1'800'000'000'000;
   const int header_count = input.Byte() % 8;
   for (int i = 0; i < header_count; ++i) {
@@ -37,6 +38,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto decoded = DecodeDelayedRecord(accepted->encoded);
     if (!decoded.ok() || !(*decoded == accepted->record)) std::abort();
     if (kAllowed.count(accepted->record.target_topic) == 0) std::abort();
+  } else if (const auto* cancel = std::get_if<CancelRequested>(&decision)) {
+    // A cancel names an earlier record of its own partition, and is stored as it decodes.
+    const StoredCancel& c = cancel->cancel;
+    if (c.target_offset < 0 || c.target_offset >= in.offset || c.cancel_offset != in.offset ||
+        c.source_topic != in.topic || c.source_partition != in.partition) {
+      std::abort();
+    }
+    auto decoded = DecodeStoredCancel(EncodeStoredCancel(c));
+    if (!decoded.ok() || !(*decoded == c)) std::abort();
   } else if (std::get<Rejected>(decision).reason.empty()) {
     std::abort();  // every rejection says why
   }

@@ -10,6 +10,7 @@
 #include "fuzz/store_files.h"
 #include "plugin/delayed_record.h"
 #include "plugin/progress_metadata.h"
+#include "plugin/stored_cancel.h"
 #include "storage/delay_log_store.h"
 #include "storage/delivery_checkpoint.h"
 
@@ -38,6 +39,11 @@ plugin::DelayedRecord Record(int i) {
   return r;
 }
 
+plugin::StoredCancel Cancel(int64_t target_offset) {
+  return plugin::StoredCancel{"delayed", 1, 2000 + target_offset, target_offset,
+                              fuzz::kStoreHourStartMs};
+}
+
 // One store seed: records over a few seconds, closed (head table saved), with a checkpoint.
 std::string StoreSeed(const fs::path& scratch, int records, bool with_checkpoint) {
   fs::remove_all(scratch);
@@ -48,6 +54,12 @@ std::string StoreSeed(const fs::path& scratch, int records, bool with_checkpoint
   for (int i = 0; i < records; ++i) {
     const plugin::DelayedRecord r = Record(i);
     (void)(*store)->Append(r.requested_deliver_at_ms, plugin::EncodeDelayedRecord(r));
+  }
+  // A cancel of the second record, in its second (as the bridge stores one).
+  if (records >= 2) {
+    const plugin::DelayedRecord target = Record(1);
+    (void)(*store)->Append(target.requested_deliver_at_ms,
+                           plugin::EncodeStoredCancel(Cancel(target.source_offset)));
   }
   (void)(*store)->Close();
   if (with_checkpoint) {
@@ -85,7 +97,9 @@ int main(int argc, char** argv) {
     WriteSeed(corpus / "delayed_record", "record-" + std::to_string(i),
               plugin::EncodeDelayedRecord(Record(i)));
   }
+  WriteSeed(corpus / "delayed_record", "cancel", plugin::EncodeStoredCancel(Cancel(1001)));
   WriteSeed(corpus / "delay_headers", "delay", HeadersSeed({{"x-delay", "30000"}}));
+  WriteSeed(corpus / "delay_headers", "cancel", HeadersSeed({{"x-delay-cancel", "delayed/0/1"}}));
   WriteSeed(corpus / "delay_headers", "deliver-at-and-target",
             HeadersSeed({{"x-deliver-at", "1800000005000"}, {"x-target-topic", "orders"}}));
   WriteSeed(corpus / "delay_headers", "bad-delay", HeadersSeed({{"x-delay", "-12x"}}));

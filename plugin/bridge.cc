@@ -760,12 +760,12 @@ void Bridge::ApplyAckBatch(const AckBatch& acks) {
   for (const auto& answer : acks.cancels) {
     auto it = stores_.find(answer.store);
     if (it == stores_.end()) continue;  // revoked meanwhile: its next owner reads the cancel again
-    if (!answer.cancelled_at) {
+    if (answer.cancelled_at.empty()) {
       CancelTooLate(answer.store, answer.target_offset);
       continue;
     }
     // Finished without a delivery: the watermark may pass it.
-    it->second->Acknowledge(*answer.cancelled_at);
+    for (const RecordPosition& position : answer.cancelled_at) it->second->Acknowledge(position);
     ++cancelled_;
   }
   for (const auto& ack : acks.dead_lettered) {

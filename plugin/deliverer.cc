@@ -109,7 +109,7 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
                                                  false,
                                                  {}},
                                  deadline_ms);
-      by_offset[source_offset] = token;
+      by_offset.emplace(source_offset, token);
     }
   });
 }
@@ -128,21 +128,22 @@ void Deliverer::ProduceNow(TopicPartitionId store, DelayedRecord record, Deliver
 
 void Deliverer::Cancel(TopicPartitionId store, int64_t target_offset) {
   boost::asio::post(commands_, [this, store = std::move(store), target_offset]() mutable {
-    std::optional<RecordPosition> cancelled_at;
+    std::vector<RecordPosition> cancelled_at;
     if (auto loaded = loaded_by_offset_.find(store); loaded != loaded_by_offset_.end()) {
-      if (auto found = loaded->second.find(target_offset); found != loaded->second.end()) {
-        const uint64_t token = found->second;
+      auto [first, last] = loaded->second.equal_range(target_offset);
+      std::vector<uint64_t> tokens;
+      for (auto it = first; it != last; ++it) tokens.push_back(it->second);
+      for (const uint64_t token : tokens) {
         PendingDelivery* d = pending_.Find(token);
         // In the wheel: due later, or waiting to be retried (not produced, or produced and
         // failed). Without a timer it is in flight: too late.
-        if (d && d->timer.valid()) {
-          cancelled_at = d->position;
-          Remove(token, *d);
-        }
+        if (!d || !d->timer.valid()) continue;
+        cancelled_at.push_back(*d->position);
+        Remove(token, *d);
       }
     }
     Report([&](AckBatch& acks) {
-      acks.cancels.push_back({std::move(store), target_offset, cancelled_at});
+      acks.cancels.push_back({std::move(store), target_offset, std::move(cancelled_at)});
     });
   });
 }
@@ -481,11 +482,14 @@ void Deliverer::Settle(uint64_t token, PendingDelivery& d) {
 void Deliverer::Remove(uint64_t token, PendingDelivery& d) {
   if (!refusals_.empty()) refusals_.erase(RecordKey{d.store, d.record.source_offset});
   if (d.position) {
-    // A record stored twice (after a crash) is indexed by its latest copy only.
     auto loaded = loaded_by_offset_.find(d.store);
     if (loaded != loaded_by_offset_.end()) {
-      auto entry = loaded->second.find(d.record.source_offset);
-      if (entry != loaded->second.end() && entry->second == token) loaded->second.erase(entry);
+      auto [first, last] = loaded->second.equal_range(d.record.source_offset);
+      for (auto it = first; it != last; ++it) {
+        if (it->second != token) continue;
+        loaded->second.erase(it);
+        break;
+      }
       if (loaded->second.empty()) loaded_by_offset_.erase(loaded);
     }
   }

@@ -70,12 +70,13 @@ struct AckBatch {
     TopicPartitionId store;
     int64_t source_offset = 0;
   };
-  // Cancel's answer: cancelled_at is the dropped record's position (it was never produced, and
-  // is finished like a delivered one); nullopt when it was produced already or is not held.
+  // Cancel's answer: the positions of the records dropped (never produced, finished like
+  // delivered ones; two copies of a record stored twice after a crash); empty when it was
+  // produced already or is not held.
   struct CancelAnswer {
     TopicPartitionId store;
     int64_t target_offset = 0;
-    std::optional<RecordPosition> cancelled_at;
+    std::vector<RecordPosition> cancelled_at;
   };
   std::vector<std::pair<TopicPartitionId, RecordPosition>> delivered;
   std::vector<DeadLetterAck> dead_lettered;
@@ -142,8 +143,8 @@ class Deliverer {
   // acknowledged by its source offset.
   void ProduceNow(TopicPartitionId store, DelayedRecord record, DeliveryForm form);
 
-  // Drops the record of store with this source offset, loaded from the store (Schedule), if it
-  // waits to be produced; answered in an AckBatch (CancelAnswer) either way. Commands run in
+  // Drops the records of store with this source offset, loaded from the store (Schedule), that
+  // wait to be produced; answered in an AckBatch (CancelAnswer) either way. Commands run in
   // order, so a record scheduled before the call is found.
   void Cancel(TopicPartitionId store, int64_t target_offset);
 
@@ -259,7 +260,7 @@ class Deliverer {
   PendingDeliveries pending_;
   // The records loaded from each store (those with a position), by source offset: what Cancel
   // looks up. Sized like pending_, so bounded by wheel.max_preloaded_records.
-  std::map<TopicPartitionId, std::unordered_map<int64_t, uint64_t>> loaded_by_offset_;
+  std::map<TopicPartitionId, std::unordered_multimap<int64_t, uint64_t>> loaded_by_offset_;
   std::atomic<size_t> in_memory_{0};
   std::map<TopicPartitionId, size_t> in_flight_;   // produced, not yet reported, per store
   std::vector<TopicPartitionId> releasing_;        // Release: produce none of theirs

@@ -211,24 +211,30 @@ TEST_F(DelivererTest, CancelDropsAWaitingRecordAndAnswersEveryCancel) {
   due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 0}, Record(kTarget, 2, later_ms)});
   due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 1}, Record(kTarget, 3, later_ms)});
   due.push_back(DueRecord{kStoreB, RecordPosition{later_ms, 0}, Record(kTarget, 4, later_ms)});
+  // A record stored twice (after a crash): both copies go.
+  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 2}, Record(kTarget, 5, later_ms)});
+  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 3}, Record(kTarget, 5, later_ms)});
   deliverer_->Schedule(std::move(due));
+  deliverer_->Cancel(kStoreA, 5);
   deliverer_->Cancel(kStoreA, 2);
   deliverer_->Cancel(kStoreA, 77);  // never held
   deliverer_->Cancel(kStoreB, 3);   // another store's offset
-  AckBatch acks = AwaitAcks(3, 0, 3);
-  ASSERT_EQ(acks.cancels.size(), 3u);
-  EXPECT_EQ(acks.cancels[0].store, kStoreA);
-  EXPECT_EQ(acks.cancels[0].target_offset, 2);
-  EXPECT_EQ(acks.cancels[0].cancelled_at, (RecordPosition{later_ms, 0}));
-  EXPECT_EQ(acks.cancels[1].cancelled_at, std::nullopt);
-  EXPECT_EQ(acks.cancels[2].cancelled_at, std::nullopt);
+  AckBatch acks = AwaitAcks(3, 0, 4);
+  ASSERT_EQ(acks.cancels.size(), 4u);
+  EXPECT_EQ(acks.cancels[0].target_offset, 5);
+  EXPECT_EQ(acks.cancels[0].cancelled_at.size(), 2u);
+  EXPECT_EQ(acks.cancels[1].store, kStoreA);
+  EXPECT_EQ(acks.cancels[1].target_offset, 2);
+  EXPECT_EQ(acks.cancels[1].cancelled_at, (std::vector<RecordPosition>{{later_ms, 0}}));
+  EXPECT_TRUE(acks.cancels[2].cancelled_at.empty());
+  EXPECT_TRUE(acks.cancels[3].cancelled_at.empty());
   ASSERT_EQ(acks.delivered.size(), 3u);
   EXPECT_EQ(deliverer_->in_memory(), 0u);
 
   deliverer_->Cancel(kStoreA, 1);  // delivered: too late
   acks = AwaitAcks(0, 0, 1);
   ASSERT_EQ(acks.cancels.size(), 1u);
-  EXPECT_EQ(acks.cancels[0].cancelled_at, std::nullopt);
+  EXPECT_TRUE(acks.cancels[0].cancelled_at.empty());
 
   std::set<std::string> keys;
   for (const TestRecord& r : Consume(kTarget, 2, 3)) keys.insert(*r.key);
