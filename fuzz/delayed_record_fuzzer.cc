@@ -18,8 +18,8 @@ void ExpectRoundTrip(const delaybridge::Result<Value>& decoded, std::string (*en
     if (decoded.status().message().empty()) std::abort();
     return;
   }
-  auto again = decode(encode(*decoded));
-  if (!again.ok() || !(*again == *decoded)) std::abort();
+  auto again = decode(encode(decoded.value()));
+  if (!again.ok() || !(again.value() == decoded.value())) std::abort();
 }
 
 }  // namespace
