@@ -1,7 +1,8 @@
 // delaylog-dump run as a binary on stores written with storage/ (DelayLogStore) and the
 // bridge's record encoding: summary numbers, --hour, --second order, --find-*, delivered state
-// from a checkpoint, --verify on a good store and on each injected fault, --json validity,
-// usage errors, clear messages for bad directories, and that no mode modifies the store.
+// from a checkpoint, cancels and the records they cancel, --verify on a good store and on each
+// injected fault, --json validity, usage errors, clear messages for bad directories, and that no
+// mode modifies the store.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,6 +17,7 @@
 #include <tuple>
 
 #include "plugin/delayed_record.h"
+#include "plugin/stored_cancel.h"
 #include "storage/crc32c.h"
 #include "storage/delay_log_reader.h"
 #include "storage/delay_log_store.h"
@@ -35,6 +37,9 @@ constexpr int64_t kHourMs = storage::kMsPerHour;
 constexpr int64_t kBaseMs = 1795000000000 / kHourMs * kHourMs;  // 2026-11-18T11:00:00Z
 constexpr int64_t kHotSecond = kBaseMs / 1000 + 5;              // many records, one second
 constexpr uint32_t kSeed = 20261118;
+// The cancel store (WriteStoreWithCancel): two seconds of its first hour.
+constexpr int64_t kCancelSecond = kBaseMs / 1000 + 10;  // holds a cancel and its target
+constexpr int64_t kOtherSecond = kBaseMs / 1000 + 20;   // holds no cancel
 
 struct Written {
   int64_t deliver_at_ms = 0;
@@ -157,6 +162,60 @@ class DumpBinaryTest : public ::testing::Test {
     return written;
   }
 
+  // Five records of delayed/0 (offsets 2000..2004) and, at offset 2005, a cancel of 2001 stored as
+  // the bridge stores it: at its target's deliver_at_ms, appended after it. Records 2000..2002
+  // are in kCancelSecond (ordinals 0..2, the cancel 3), 2003 and 2004 in kOtherSecond. The
+  // checkpoint is at 2001: 2000 is delivered. Returns the cancel's payload offset in its data file.
+  uint64_t WriteStoreWithCancel() {
+    storage::StoreOptions options;
+    options.dir = store_;
+    Result<std::unique_ptr<storage::DelayLogStore>> store =
+        storage::DelayLogStore::Open(options, nullptr);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    auto append = [&](int64_t deliver_at_ms, const std::string& payload) {
+      Result<storage::AppendResult> appended = (*store)->Append(deliver_at_ms, payload);
+      EXPECT_TRUE(appended.ok()) << appended.status().ToString();
+    };
+    const int64_t deliver_at_ms[] = {kCancelSecond * 1000 + 100, kCancelSecond * 1000 + 200,
+                                     kCancelSecond * 1000 + 300, kOtherSecond * 1000 + 100,
+                                     kOtherSecond * 1000 + 200};
+    for (int i = 0; i < 5; ++i) {
+      append(deliver_at_ms[i], plugin::EncodeDelayedRecord(CancelStoreRecord(2000 + i)));
+    }
+    append(deliver_at_ms[1], plugin::EncodeStoredCancel({.source_topic = "delayed",
+                                                         .source_partition = 0,
+                                                         .cancel_offset = 2005,
+                                                         .target_offset = 2001,
+                                                         .cancel_timestamp_ms = kBaseMs - 1000}));
+    EXPECT_TRUE((*store)->Close().ok());
+    EXPECT_TRUE(storage::WriteDeliveryCheckpoint(store_, {.next_deliver_at_ms = deliver_at_ms[1],
+                                                          .next_ordinal = 1,
+                                                          .updated_at_ms = kBaseMs})
+                    .ok());
+    return Entries(kBaseMs / kHourMs).back().entry.log_offset;
+  }
+
+  static plugin::DelayedRecord CancelStoreRecord(int64_t source_offset) {
+    return {.target_topic = "orders",
+            .key = "key-" + std::to_string(source_offset),
+            .value = "v",
+            .headers = {},
+            .source_topic = "delayed",
+            .source_partition = 0,
+            .source_offset = source_offset,
+            .source_timestamp_ms = kBaseMs - 60000,
+            .requested_deliver_at_ms = kBaseMs};
+  }
+
+  // The record lines of a --json run, in order.
+  std::vector<Fields> JsonRecords(const std::vector<std::string>& args) {
+    std::vector<std::string> json_args = args;
+    json_args.insert(json_args.begin(), "--json");
+    DumpRun run = Dump(json_args);
+    EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+    return OfType(JsonLines(run.out), "record");
+  }
+
   // A checkpoint at the hot second's record with ordinal 40: everything before it delivered.
   storage::DeliveryCheckpoint WriteCheckpoint(const std::vector<Written>& written) {
     storage::DeliveryCheckpoint cp;
@@ -272,7 +331,7 @@ TEST_F(DumpBinaryTest, SummaryMatchesWhatWasWritten) {
   EXPECT_NE(text.out.find("2026-11-18T11 "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("2026-11-18T12 "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("checkpoint: delivered everything before"), std::string::npos);
-  EXPECT_NE(text.out.find(std::to_string(written.size() - total_delivered) + " records pending"),
+  EXPECT_NE(text.out.find(std::to_string(written.size() - total_delivered) + " records pending\n"),
             std::string::npos)
       << text.out;
 }
@@ -379,6 +438,143 @@ TEST_F(DumpBinaryTest, FindsBySourceAndKeyWithDeliveredState) {
   DumpRun missing = Dump({"--find-source", "delayed/0/999999", "--json", store_});
   EXPECT_EQ(missing.exit_code, 0);
   EXPECT_EQ(OfType(JsonLines(missing.out), "find_total").at(0).at("matches"), "0");
+}
+
+TEST_F(DumpBinaryTest, SecondShowsACancelAndTheRecordItCancels) {
+  WriteStoreWithCancel();
+  std::vector<Fields> records = JsonRecords({"--second", std::to_string(kCancelSecond), store_});
+  ASSERT_EQ(records.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(records[i].at("kind"), "record");
+    EXPECT_EQ(records[i].at("source_offset"), std::to_string(2000 + i));
+    EXPECT_EQ(records[i].at("cancelled"), i == 1 ? "true" : "false") << i;
+    EXPECT_EQ(records[i].at("delivered"), i == 0 ? "true" : "false") << i;
+  }
+  const Fields& cancel = records[3];
+  EXPECT_EQ(cancel.at("kind"), "cancel");
+  EXPECT_EQ(cancel.at("ordinal"), "3");
+  EXPECT_EQ(cancel.at("deliver_at_ms"), std::to_string(kCancelSecond * 1000 + 200));
+  EXPECT_EQ(cancel.at("cancels"), "delayed/0/2001");
+  EXPECT_EQ(cancel.at("cancels_offset"), "2001");
+  EXPECT_EQ(cancel.at("source_topic"), "delayed");
+  EXPECT_EQ(cancel.at("source_partition"), "0");
+  EXPECT_EQ(cancel.at("source_offset"), "2005");
+  EXPECT_EQ(cancel.at("source_timestamp_ms"), std::to_string(kBaseMs - 1000));
+  EXPECT_EQ(cancel.count("cancelled"), 0u);
+  EXPECT_EQ(cancel.count("target_topic"), 0u);
+  // A cancel names records of its own second only.
+  for (const Fields& record : JsonRecords({"--second", std::to_string(kOtherSecond), store_})) {
+    EXPECT_EQ(record.at("cancelled"), "false") << record.at("source_offset");
+  }
+
+  DumpRun text = Dump({"--second", std::to_string(kCancelSecond), store_});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("ordinal 0  delivered\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("ordinal 1  CANCELLED\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("ordinal 2  PENDING\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("ordinal 3  CANCEL of delayed/0/2001\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("    source delayed/0/2005  timestamp 2026-11-18T10:59:59.000Z\n"),
+            std::string::npos)
+      << text.out;
+}
+
+TEST_F(DumpBinaryTest, FindSourceReportsACancelledRecordAndACancel) {
+  WriteStoreWithCancel();
+  struct Case {
+    std::string sought;
+    std::string kind;
+    std::string state;  // what the text output says of it
+  } cases[] = {
+      {"delayed/0/2001", "record", "CANCELLED"},
+      {"delayed/0/2002", "record", "PENDING"},
+      {"delayed/0/2003", "record", "PENDING"},
+      {"delayed/0/2005", "cancel", "CANCEL of delayed/0/2001"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.sought);
+    std::vector<Fields> found = JsonRecords({"--find-source", c.sought, store_});
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].at("kind"), c.kind);
+    EXPECT_EQ("delayed/0/" + found[0].at("source_offset"), c.sought);
+    if (c.kind == "record") {
+      EXPECT_EQ(found[0].at("cancelled"), c.state == "CANCELLED" ? "true" : "false");
+    } else {
+      EXPECT_EQ(found[0].at("cancels"), "delayed/0/2001");
+    }
+    DumpRun text = Dump({"--find-source", c.sought, store_});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("  " + c.state + "\n"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find(": 1 records with source " + c.sought + " (6 records examined)"),
+              std::string::npos)
+        << text.out;
+  }
+  // --find-key reads the same way; a cancel has no key.
+  std::vector<Fields> by_key = JsonRecords({"--find-key", "key-2001", store_});
+  ASSERT_EQ(by_key.size(), 1u);
+  EXPECT_EQ(by_key[0].at("cancelled"), "true");
+  EXPECT_TRUE(JsonRecords({"--find-key", "key-2005", store_}).empty());
+}
+
+TEST_F(DumpBinaryTest, SummaryCountsCancelsApartFromPendingRecords) {
+  WriteStoreWithCancel();
+  DumpRun run = Dump({"--json", store_});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<Fields> lines = JsonLines(run.out);
+  // 6 entries: 2000 delivered; 2002, 2003, 2004 pending; 2001 cancelled; the cancel.
+  for (const Fields& counts : {OfType(lines, "hour").at(0), OfType(lines, "total").at(0)}) {
+    SCOPED_TRACE(counts.at("type"));
+    EXPECT_EQ(counts.at("records"), "6");
+    EXPECT_EQ(counts.at("delivered"), "1");
+    EXPECT_EQ(counts.at("pending"), "3");
+    EXPECT_EQ(counts.at("cancels"), "1");
+    EXPECT_EQ(counts.at("cancelled"), "1");
+  }
+  DumpRun text = Dump({store_});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  cancels: 1, records cancelled: 1\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  1 hour files, 3 records pending, 1 cancelled, 1 cancels\n"),
+            std::string::npos)
+      << text.out;
+  // --hour counts what the index holds: the cancel is one of its second's 4 entries.
+  DumpRun hour = Dump({"--hour", "2026-11-18T11", store_});
+  EXPECT_NE(hour.out.find("2026-11-18T11:00:10Z  " + std::to_string(kCancelSecond) + "  4\n"),
+            std::string::npos)
+      << hour.out;
+}
+
+TEST_F(DumpBinaryTest, VerifyAcceptsCancelsAndReportsOneThatDoesNotDecode) {
+  WriteStoreWithCancel();
+  DumpRun clean = Dump({"--verify", "--json", store_});
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+  Fields verdict = OfType(JsonLines(clean.out), "verify").at(0);
+  EXPECT_EQ(verdict.at("clean"), "true");
+  EXPECT_EQ(verdict.at("entries"), "6");
+
+  // A cancel of 2003 cut short: its first byte says cancel, its 4 bytes do not decode as one.
+  {
+    storage::StoreOptions options;
+    options.dir = store_;
+    auto store = storage::DelayLogStore::Open(options, nullptr);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE((*store)->Append(kOtherSecond * 1000 + 100, std::string("\x02\x01\x02\x03")).ok());
+    ASSERT_TRUE((*store)->Close().ok());
+  }
+  const uint64_t bad_offset = Entries(kBaseMs / kHourMs).back().entry.log_offset;
+  ExpectProblemAt(storage::PathsOfHour(store_, kBaseMs / kHourMs).data, bad_offset,
+                  "payload does not decode: Corruption: stored cancel");
+  // --second shows it as damaged, and the record it meant to cancel as pending, as the
+  // preloader delivers it.
+  DumpRun second = Dump({"--second", std::to_string(kOtherSecond), store_});
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_NE(second.out.find("DAMAGED: payload does not decode: Corruption: stored cancel"),
+            std::string::npos)
+      << second.out;
+  EXPECT_NE(second.out.find("ordinal 0  PENDING\n"), std::string::npos) << second.out;
+  std::vector<Fields> json = OfType(
+      JsonLines(Dump({"--json", "--second", std::to_string(kOtherSecond), store_}).out), "record");
+  ASSERT_EQ(json.size(), 3u);
+  EXPECT_EQ(json[2].at("kind"), "cancel");
+  EXPECT_NE(json[2].at("damaged").find("stored cancel"), std::string::npos);
 }
 
 TEST_F(DumpBinaryTest, VerifyIsCleanOnAGoodStore) {

@@ -1,5 +1,6 @@
 // Unit tests of delaylog-dump's parts: the JSON string escaper (checked by a strict JSON
-// parser), the JSON checker itself, times, command-line parsing and byte previews.
+// parser), the JSON checker itself, times, command-line parsing, byte previews, and payloads
+// decoded by kind with the records their cancels name.
 #include <gtest/gtest.h>
 
 #include "tests/tools/dump_json_check.h"
@@ -7,6 +8,7 @@
 #include "tools/dump/dump_options.h"
 #include "tools/dump/dump_time.h"
 #include "tools/dump/json_line.h"
+#include "tools/dump/stored_payload.h"
 
 namespace delaybridge::dump {
 namespace {
@@ -176,6 +178,91 @@ TEST(BytePreviewTest, EscapesAndCuts) {
   EXPECT_EQ(PrintablePreview("abcdef", 0), "abcdef");
   EXPECT_EQ(HexBytes("\x01\xab", 0), "01ab");
   EXPECT_EQ(HexBytes("abc", 2), "6162...(+1 bytes)");
+}
+
+plugin::StoredCancel CancelOf(int64_t target_offset) {
+  return {.source_topic = "delayed",
+          .source_partition = 3,
+          .cancel_offset = target_offset + 10,
+          .target_offset = target_offset,
+          .cancel_timestamp_ms = 1795000000000};
+}
+
+plugin::DelayedRecord RecordOf(int64_t source_offset) {
+  plugin::DelayedRecord record;
+  record.target_topic = "orders";
+  record.source_topic = "delayed";
+  record.source_partition = 3;
+  record.source_offset = source_offset;
+  return record;
+}
+
+TEST(StoredPayloadTest, DecodesEachKindByItsFirstByte) {
+  plugin::DelayedRecord record = RecordOf(7);
+  Result<StoredPayload> as_record =
+      DecodeStoredPayload(Status::Ok(), plugin::EncodeDelayedRecord(record));
+  ASSERT_TRUE(as_record.ok()) << as_record.status().ToString();
+  EXPECT_EQ(std::get<plugin::DelayedRecord>(*as_record), record);
+  EXPECT_EQ(KindName(Status::Ok(), plugin::EncodeDelayedRecord(record)), "record");
+
+  const std::string cancel = plugin::EncodeStoredCancel(CancelOf(7));
+  Result<StoredPayload> as_cancel = DecodeStoredPayload(Status::Ok(), cancel);
+  ASSERT_TRUE(as_cancel.ok()) << as_cancel.status().ToString();
+  EXPECT_EQ(std::get<plugin::StoredCancel>(*as_cancel), CancelOf(7));
+  EXPECT_EQ(KindName(Status::Ok(), cancel), "cancel");
+}
+
+TEST(StoredPayloadTest, ReportsWhatDoesNotDecode) {
+  struct Case {
+    Status read;
+    std::string payload;
+    std::string says;
+    std::string kind;
+  } cases[] = {
+      {Status::Ok(), "short", "stored cancel:", "cancel"},
+      {Status::Ok(), "", "delayed record:", "record"},
+      {Status::Ok(), "rest", "unknown kind: first byte 7", "unknown"},
+      {Status::Ok(), "", "empty payload", "unknown"},
+      {Status::Corruption("x.log at offset 24: record fails its checksum"), "", "checksum",
+       "unknown"},
+  };
+  for (const Case& c : cases) {
+    Result<StoredPayload> decoded = DecodeStoredPayload(c.read, c.payload);
+    ASSERT_FALSE(decoded.ok()) << c.says;
+    EXPECT_EQ(decoded.status().code(), Status::Code::kCorruption);
+    EXPECT_NE(decoded.status().message().find(c.says), std::string::npos)
+        << decoded.status().ToString();
+    EXPECT_EQ(KindName(c.read, c.payload), c.kind) << c.says;
+  }
+}
+
+TEST(CancelTargetsTest, NamesItsTargetInItsOwnSecondOnly) {
+  CancelTargets cancels;
+  cancels.Add(1795000000, CancelOf(7));
+  cancels.AddIfCancel(1795000002, plugin::EncodeStoredCancel(CancelOf(9)));
+  cancels.AddIfCancel(1795000002, plugin::EncodeStoredCancel(CancelOf(8)));
+  EXPECT_TRUE(cancels.Cancels(1795000000, 7));
+  EXPECT_TRUE(cancels.Cancels(1795000002, 8));
+  EXPECT_TRUE(cancels.Cancels(1795000002, 9));
+  EXPECT_FALSE(cancels.Cancels(1795000001, 7));  // a copy of the target in another second
+  EXPECT_FALSE(cancels.Cancels(1795000002, 7));
+  EXPECT_FALSE(cancels.Cancels(1795000000, 17));  // the cancel's own offset
+  cancels.Add(1795000000, CancelOf(7));           // read again after a crash: the same target
+  EXPECT_TRUE(cancels.Cancels(1795000000, 7));
+  EXPECT_TRUE(cancels.HasSecond(1795000000));
+  EXPECT_FALSE(cancels.HasSecond(1795000001));
+  EXPECT_TRUE(cancels.HasSecond(1795000002));
+  EXPECT_FALSE(cancels.HasSecond(1795000003));
+}
+
+TEST(CancelTargetsTest, IgnoresRecordsAndCancelsThatDoNotDecode) {
+  CancelTargets cancels;
+  cancels.AddIfCancel(1795000000, plugin::EncodeDelayedRecord(RecordOf(7)));
+  std::string cut = plugin::EncodeStoredCancel(CancelOf(7));
+  cancels.AddIfCancel(1795000000, cut.substr(0, cut.size() - 1));
+  EXPECT_FALSE(cancels.Cancels(1795000000, 7));
+  EXPECT_TRUE(cancels.empty());
+  EXPECT_FALSE(cancels.HasSecond(1795000000));
 }
 
 }  // namespace

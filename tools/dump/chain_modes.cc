@@ -6,6 +6,7 @@
 #include "tools/dump/dump_context.h"
 #include "tools/dump/dump_time.h"
 #include "tools/dump/record_printer.h"
+#include "tools/dump/stored_payload.h"
 
 namespace delaybridge::dump {
 
@@ -66,9 +67,14 @@ int RunSecond(const DumpContext& ctx, DelayLogReader* reader) {
     ctx.out << "store " << store << " second " << epoch_second << " (" << at
             << "): " << chain.size() << " records, arrival order\n";
   }
+  // A cancel follows its target in the chain: note them all before printing any record.
+  CancelTargets cancels;
+  for (const storage::ChainRecordView& record : chain) {
+    if (record.status.ok()) cancels.AddIfCancel(epoch_second, record.payload);
+  }
   int exit_code = kExitOk;
   for (const storage::ChainRecordView& record : chain) {
-    exit_code = std::max(exit_code, PrintRecord(ctx, store, record, *checkpoint));
+    exit_code = std::max(exit_code, PrintRecord(ctx, store, record, *checkpoint, cancels));
   }
   if (ctx.options.json) {
     ctx.Emit(JsonLine("second_total")

@@ -113,8 +113,9 @@ modes (default: summary of every hour file, totals and the delivery checkpoint):
   --second SECOND            every record of that second, in arrival order; SECOND is epoch
                              seconds (1795000000) or ISO UTC (2026-11-22T16:05:09Z)
   --find-source T/P/O        where the record read from topic T, partition P, offset O is
+                             (a delayed record, or a cancel: CANCEL of the record it names)
   --find-key KEY             where the records with this key are
-  --verify                   check every checksum, index entry, chain and the checkpoint
+  --verify                   check every checksum, index entry, chain, payload and the checkpoint
 
 output:
   --json                     one JSON object per line (for jq), in every mode

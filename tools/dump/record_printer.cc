@@ -1,6 +1,7 @@
 #include "tools/dump/record_printer.h"
 
-#include "plugin/delayed_record.h"
+#include <variant>
+
 #include "storage/format.h"
 #include "storage/hour_files.h"
 #include "tools/dump/byte_preview.h"
@@ -10,6 +11,7 @@ namespace delaybridge::dump {
 namespace {
 
 using plugin::DelayedRecord;
+using plugin::StoredCancel;
 using storage::ChainRecordView;
 
 size_t PreviewLimit(const DumpContext& ctx) { return ctx.options.full ? 0 : kPreviewBytes; }
@@ -70,8 +72,48 @@ Location LocationOf(const std::string& store, const ChainRecordView& record,
           IsDelivered(checkpoint, record.entry.deliver_at_ms, record.ordinal)};
 }
 
+// What the first text line says about the record: its delivered state, or what it is.
+std::string StateText(const Location& at, const Result<StoredPayload>& decoded, bool cancelled) {
+  if (decoded.ok()) {
+    if (const auto* cancel = std::get_if<StoredCancel>(&decoded.value())) {
+      return "CANCEL of " + cancel->TargetId();
+    }
+  }
+  if (cancelled) return "CANCELLED";
+  return at.delivered ? "delivered" : "PENDING";
+}
+
+// A Kafka timestamp, -1 when the record had none.
+std::string TimestampText(int64_t timestamp_ms) {
+  return timestamp_ms < 0 ? "none" : IsoMs(timestamp_ms);
+}
+
+void JsonDelayedRecord(const DumpContext& ctx, JsonLine* line, const DelayedRecord& record,
+                       bool cancelled) {
+  line->Bool("cancelled", cancelled)
+      .Str("target_topic", record.target_topic)
+      .Str("source_topic", record.source_topic)
+      .Int("source_partition", record.source_partition)
+      .Int("source_offset", record.source_offset)
+      .Int("source_timestamp_ms", record.source_timestamp_ms)
+      .Int("requested_deliver_at_ms", record.requested_deliver_at_ms);
+  JsonBytes(ctx, line, "key", record.key);
+  JsonBytes(ctx, line, "value", record.value);
+  line->Raw("headers", HeadersJson(ctx, record));
+}
+
+// A cancel's source fields are its own (the x-delay-cancel record's), as --find-source matches.
+void JsonCancel(JsonLine* line, const StoredCancel& cancel) {
+  line->Str("cancels", cancel.TargetId())
+      .Int("cancels_offset", cancel.target_offset)
+      .Str("source_topic", cancel.source_topic)
+      .Int("source_partition", cancel.source_partition)
+      .Int("source_offset", cancel.cancel_offset)
+      .Int("source_timestamp_ms", cancel.cancel_timestamp_ms);
+}
+
 int PrintJson(const DumpContext& ctx, const std::string& store, const ChainRecordView& record,
-              const Location& at, const Result<DelayedRecord>& decoded) {
+              const Location& at, const Result<StoredPayload>& decoded, bool cancelled) {
   JsonLine line("record");
   line.Str("store", store).Str("hour", at.hour).Int("second", at.second);
   line.Uint("ordinal", record.ordinal)
@@ -83,32 +125,39 @@ int PrintJson(const DumpContext& ctx, const std::string& store, const ChainRecor
       .Uint("index_entry", record.position)
       .Uint("index_offset", storage::IndexEntryOffset(record.position))
       .Uint("payload_bytes", record.entry.size);
-  if (!record.status.ok()) {
-    ctx.Emit(line.Str("damaged", record.status.ToString()));
-    return kExitDamaged;
-  }
+  line.Str("kind", KindName(record.status, record.payload));
+  // Unreadable (the read status) or undecodable.
   if (!decoded.ok()) {
     ctx.Emit(line.Str("damaged", decoded.status().ToString()));
     return kExitDamaged;
   }
-  line.Str("target_topic", decoded->target_topic)
-      .Str("source_topic", decoded->source_topic)
-      .Int("source_partition", decoded->source_partition)
-      .Int("source_offset", decoded->source_offset)
-      .Int("source_timestamp_ms", decoded->source_timestamp_ms)
-      .Int("requested_deliver_at_ms", decoded->requested_deliver_at_ms);
-  JsonBytes(ctx, &line, "key", decoded->key);
-  JsonBytes(ctx, &line, "value", decoded->value);
-  ctx.Emit(line.Raw("headers", HeadersJson(ctx, decoded.value())));
+  if (const auto* cancel = std::get_if<StoredCancel>(&decoded.value())) {
+    JsonCancel(&line, *cancel);
+  } else {
+    JsonDelayedRecord(ctx, &line, std::get<DelayedRecord>(decoded.value()), cancelled);
+  }
+  ctx.Emit(line);
   return kExitOk;
 }
 
+void TextDelayedRecord(const DumpContext& ctx, const DelayedRecord& record) {
+  std::ostream& out = ctx.out;
+  out << "    target " << record.target_topic << "  source " << record.SourceId() << "  requested "
+      << IsoMs(record.requested_deliver_at_ms) << '\n';
+  out << "    key     " << TextBytes(ctx, record.key) << '\n';
+  out << "    value   " << TextBytes(ctx, record.value) << '\n';
+  for (const plugin::KafkaHeader& header : record.headers) {
+    out << "    header  " << PrintablePreview(header.name, 0) << " = "
+        << TextBytes(ctx, header.value) << '\n';
+  }
+}
+
 int PrintText(const DumpContext& ctx, const ChainRecordView& record, const Location& at,
-              const Result<DelayedRecord>& decoded) {
+              const Result<StoredPayload>& decoded, bool cancelled) {
   std::ostream& out = ctx.out;
   out << "  " << IsoMs(record.entry.deliver_at_ms) << " (" << record.entry.deliver_at_ms
       << " ms)  second " << at.second << " ordinal " << record.ordinal << "  "
-      << (at.delivered ? "delivered" : "PENDING") << '\n';
+      << StateText(at, decoded, cancelled) << '\n';
   out << "    at " << at.data_file << " offset " << record.entry.log_offset << " ("
       << record.entry.size << " payload bytes), index entry " << record.position << " at "
       << at.index_file << " offset " << storage::IndexEntryOffset(record.position) << '\n';
@@ -120,13 +169,11 @@ int PrintText(const DumpContext& ctx, const ChainRecordView& record, const Locat
     out << "    DAMAGED: payload does not decode: " << decoded.status().ToString() << '\n';
     return kExitDamaged;
   }
-  out << "    target " << decoded->target_topic << "  source " << decoded->SourceId()
-      << "  requested " << IsoMs(decoded->requested_deliver_at_ms) << '\n';
-  out << "    key     " << TextBytes(ctx, decoded->key) << '\n';
-  out << "    value   " << TextBytes(ctx, decoded->value) << '\n';
-  for (const plugin::KafkaHeader& header : decoded->headers) {
-    out << "    header  " << PrintablePreview(header.name, 0) << " = "
-        << TextBytes(ctx, header.value) << '\n';
+  if (const auto* cancel = std::get_if<StoredCancel>(&decoded.value())) {
+    out << "    source " << cancel->SourceId() << "  timestamp "
+        << TimestampText(cancel->cancel_timestamp_ms) << '\n';
+  } else {
+    TextDelayedRecord(ctx, std::get<DelayedRecord>(decoded.value()));
   }
   return kExitOk;
 }
@@ -134,12 +181,13 @@ int PrintText(const DumpContext& ctx, const ChainRecordView& record, const Locat
 }  // namespace
 
 int PrintRecord(const DumpContext& ctx, const std::string& store, const ChainRecordView& record,
-                const MaybeCheckpoint& checkpoint) {
+                const MaybeCheckpoint& checkpoint, const CancelTargets& cancels) {
   Location at = LocationOf(store, record, checkpoint);
-  Result<DelayedRecord> decoded = record.status.ok() ? plugin::DecodeDelayedRecord(record.payload)
-                                                     : Result<DelayedRecord>(record.status);
-  if (ctx.options.json) return PrintJson(ctx, store, record, at, decoded);
-  return PrintText(ctx, record, at, decoded);
+  Result<StoredPayload> decoded = DecodeStoredPayload(record.status, record.payload);
+  const auto* delayed = decoded.ok() ? std::get_if<DelayedRecord>(&decoded.value()) : nullptr;
+  const bool cancelled = delayed != nullptr && cancels.Cancels(at.second, delayed->source_offset);
+  if (ctx.options.json) return PrintJson(ctx, store, record, at, decoded, cancelled);
+  return PrintText(ctx, record, at, decoded, cancelled);
 }
 
 }  // namespace delaybridge::dump
