@@ -25,6 +25,7 @@ constexpr int64_t kPreloadIntervalMs = 100;     // preloader walk period
 constexpr int64_t kSafetyPollIntervalMs = 100;  // in case an eventfd wake-up was missed
 constexpr int kFlushTimeoutMs = 10'000;         // revoke/shutdown wait for acknowledgements
 constexpr int kCommittedTimeoutMs = 10'000;     // assign: reading the group's offsets
+constexpr int kWatermarkTimeoutMs = 5'000;      // assign: asking for a partition's end
 constexpr int64_t kSlowSyncMs = 100;            // a store sync this slow is worth a warning
 constexpr int64_t kAfterRollbackMs = 1000;      // the next cut after an aborted transaction
 constexpr int kMaxRollbacks = 20;        // aborted transactions in a row before the bridge gives up
@@ -422,34 +423,45 @@ Status Bridge::DeadLetter(PartitionStore& store, const IncomingRecord& in,
 
 Status Bridge::Cancel(PartitionStore& store, const StoredCancel& cancel,
                       std::vector<DueRecord>* due) {
-  auto verdict = store.ApplyCancel(cancel);
-  if (!verdict.ok() && verdict.status().code() == Status::Code::kFailedPrecondition) {
+  auto result = store.ApplyCancel(cancel);
+  if (!result.ok() && result.status().code() == Status::Code::kFailedPrecondition) {
     // The store cannot be used any more (a failed fdatasync); the cancel is read again after the
     // restart.
-    Fail(verdict.status().WithContext("cancel " + cancel.TargetId()));
+    Fail(result.status().WithContext("cancel " + cancel.TargetId()));
     return Status::Ok();
   }
   // A full disk, out of descriptors, a read error: the cancel waits (HoldRecord).
-  if (!verdict.ok()) return verdict.status().WithContext("store " + store.id().ToString());
-  switch (*verdict) {
-    case PartitionStore::CancelVerdict::kCancelled:
-      ++cancelled_;
-      break;
-    case PartitionStore::CancelVerdict::kInMemory:
-      // Commands run in order: the records of this batch go first.
-      deliverer_->Schedule(std::move(*due));
-      due->clear();
-      deliverer_->Cancel(store.id(), cancel.target_offset);
-      break;
-    case PartitionStore::CancelVerdict::kTooLate:
-      CancelTooLate(store.id(), cancel.target_offset);
-      break;
-    case PartitionStore::CancelVerdict::kUnknown:
-      ++cancel_unknown_;
-      warnings_.Warn("cancel " + cancel.SourceId() + ": no record " + cancel.TargetId() +
-                     " is pending here (never accepted, itself a cancel, or delivered and its "
-                     "hour's files removed)");
-      break;
+  if (!result.ok()) return result.status().WithContext("store " + store.id().ToString());
+  for (const std::string& damage : result->damage) {
+    ++corrupt_records_;
+    logger_.Error("store " + store.id().ToString() + ": finding " + cancel.TargetId() +
+                  " met damage, searched its hour second by second: " + damage);
+  }
+  using Verdict = PartitionStore::CancelVerdict;
+  bool counted = result->verdict == Verdict::kCancelled;
+  if (result->loaded_at_ms) {
+    // Appended with this consumer batch: not handed over yet.
+    const auto in_batch = [&](const DueRecord& r) {
+      return r.store == store.id() && r.record.source_offset == cancel.target_offset;
+    };
+    for (const DueRecord& r : *due) {
+      if (in_batch(r)) store.Acknowledge(r.position);
+    }
+    if (std::erase_if(*due, in_batch) > 0) counted = true;
+    // Commands run in order: the rest of the batch goes first, then the cancel.
+    deliverer_->Schedule(std::move(*due));
+    due->clear();
+    deliverer_->Cancel(store.id(), cancel.target_offset, counted);
+  }
+  if (counted) {
+    ++cancelled_;
+  } else if (result->verdict == Verdict::kTooLate) {
+    CancelTooLate(store.id(), cancel.target_offset);
+  } else if (result->verdict == Verdict::kUnknown) {
+    ++cancel_unknown_;
+    warnings_.Warn("cancel " + cancel.SourceId() + ": no record " + cancel.TargetId() +
+                   " is pending here (never accepted, itself a cancel, or delivered and its "
+                   "hour's files removed)");
   }
   return Status::Ok();
 }
@@ -457,7 +469,8 @@ Status Bridge::Cancel(PartitionStore& store, const StoredCancel& cancel,
 void Bridge::CancelTooLate(const TopicPartitionId& store, int64_t target_offset) {
   ++cancel_too_late_;
   warnings_.Warn("cancel of " + store.topic + "/" + std::to_string(store.partition) + "/" +
-                 std::to_string(target_offset) + " came too late: it was delivered already");
+                 std::to_string(target_offset) +
+                 " came too late: it was delivered already, or is being produced");
 }
 
 void Bridge::DeliverBehind(PartitionStore& store, const IncomingRecord& in, DelayedRecord record) {
@@ -699,7 +712,8 @@ void Bridge::Preload() {
   NoticeClockStepBack(now_ms);
   if (exit_code_ != 0) return;
   for (auto& [id, store] : stores_) {
-    if (store->exactly_once() && store->catching_up()) continue;
+    ReleaseDeliveriesWhenReadToTheEnd(*store);
+    if (!store->delivers()) continue;
     const size_t in_memory = deliverer_->in_memory();
     if (in_memory >= config_.max_preloaded_records) break;  // wait for deliveries
     std::vector<DueRecord> due;
@@ -760,13 +774,14 @@ void Bridge::ApplyAckBatch(const AckBatch& acks) {
   for (const auto& answer : acks.cancels) {
     auto it = stores_.find(answer.store);
     if (it == stores_.end()) continue;  // revoked meanwhile: its next owner reads the cancel again
-    if (answer.cancelled_at.empty()) {
-      CancelTooLate(answer.store, answer.target_offset);
-      continue;
-    }
     // Finished without a delivery: the watermark may pass it.
     for (const RecordPosition& position : answer.cancelled_at) it->second->Acknowledge(position);
-    ++cancelled_;
+    if (answer.counted) continue;
+    if (answer.cancelled_at.empty()) {
+      CancelTooLate(answer.store, answer.target_offset);
+    } else {
+      ++cancelled_;
+    }
   }
   for (const auto& ack : acks.dead_lettered) {
     if (auto it = stores_.find(ack.store); it != stores_.end()) {
@@ -1052,9 +1067,53 @@ std::map<TopicPartitionId, int64_t> Bridge::OpenStores(
         committed_offset, kafka_state, clock_.now_ms(), (config_.preload_seconds + 1) * 1000);
     if (start) starts[id] = *start;
     LogAssigned(**store, report, committed_offset, kafka_state, start);
+    HoldDeliveriesUntilReadToTheEnd(**store, start, kafka_state);
     stores_[id] = std::move(store).value();
   }
   return starts;
+}
+
+void Bridge::HoldDeliveriesUntilReadToTheEnd(PartitionStore& store, std::optional<int64_t> start,
+                                             const std::optional<ProgressMetadata>& kafka_state) {
+  const std::string id = store.id().ToString();
+  auto marks = consumer_->QueryWatermarks(store.id(), kWatermarkTimeoutMs);
+  int64_t end = 0;
+  if (marks.ok()) {
+    end = marks->high;
+    start = std::max(start.value_or(marks->low), marks->low);
+  } else if (kafka_state) {
+    // At least what the last commit had read.
+    end = kafka_state->ingest_position;
+    logger_.Warn("assigned " + id + ": " + marks.status().ToString() +
+                 "; deliveries wait until reading reaches the committed ingest position " +
+                 std::to_string(end) + " instead of the partition's end");
+  } else {
+    logger_.Warn("assigned " + id + ": " + marks.status().ToString() +
+                 "; deliveries start at once (a cancel still to be read may come too late)");
+    return;
+  }
+  if (start && *start >= end) return;  // nothing to read before delivering
+  store.HoldDeliveriesUntil(end);
+  logger_.Info("assigned " + id + ": deliveries wait until reading reaches offset " +
+               std::to_string(end) + " (the partition's end now), so every cancel produced so " +
+               "far is read before its target is loaded");
+}
+
+void Bridge::ReleaseDeliveriesWhenReadToTheEnd(PartitionStore& store) {
+  const std::optional<int64_t>& until = store.deliveries_held_until();
+  if (!until) return;
+  const PartitionProgress& progress = store.progress();
+  const std::optional<int64_t> position = consumer_->Position(store.id());
+  const bool read = (progress.has_position() && progress.ingest_position() >= *until) ||
+                    (position && *position >= *until);
+  // A full disk pauses reading; the records already stored must still be delivered (and their
+  // hours deleted, which makes room).
+  if (!read && held_.empty()) return;
+  store.ReleaseDeliveries();
+  logger_.Info(store.id().ToString() + ": " +
+               (read ? "reading reached offset " + std::to_string(*until) + ": delivering"
+                     : std::string("reading paused by a store that takes no records: delivering "
+                                   "what is stored (a cancel not yet read may come too late)")));
 }
 
 void Bridge::WarnIfCheckpointAhead(const PartitionStore& store, int64_t now_ms) {

@@ -159,6 +159,11 @@ class Bridge final : public RebalanceListener {
   // returns where reading starts.
   std::map<TopicPartitionId, int64_t> OpenStores(const std::vector<TopicPartitionId>& partitions);
   void WarnIfCheckpointAhead(const PartitionStore& store, int64_t now_ms);
+  // A new store delivers nothing until reading has reached the partition's end as of now
+  // (PartitionStore::HoldDeliveriesUntil); start: where reading starts, when known.
+  void HoldDeliveriesUntilReadToTheEnd(PartitionStore& store, std::optional<int64_t> start,
+                                       const std::optional<ProgressMetadata>& kafka_state);
+  void ReleaseDeliveriesWhenReadToTheEnd(PartitionStore& store);
   void LogAssigned(const PartitionStore& store, const storage::RecoveryReport& report,
                    std::optional<int64_t> committed_offset,
                    const std::optional<ProgressMetadata>& kafka_state,

@@ -40,8 +40,8 @@ struct BridgeMetrics {
   uint64_t stored = 0;
   uint64_t delivered = 0;
   uint64_t delivery_retries = 0;
-  uint64_t rejected = 0;  // dead-lettered at ingest (a header, a size, a target not allowed)
-  uint64_t refused = 0;   // dead-lettered because the target refused the delivery for good
+  uint64_t rejected = 0;         // dead-lettered at ingest (a header, a size, a target not allowed)
+  uint64_t refused = 0;          // dead-lettered because the target refused the delivery for good
   uint64_t cancelled = 0;        // cancels whose target was pending: never delivered
   uint64_t cancel_too_late = 0;  // cancels whose target was delivered already
   uint64_t cancel_unknown = 0;   // cancels naming no record the store holds

@@ -126,8 +126,8 @@ void Deliverer::ProduceNow(TopicPartitionId store, DelayedRecord record, Deliver
       });
 }
 
-void Deliverer::Cancel(TopicPartitionId store, int64_t target_offset) {
-  boost::asio::post(commands_, [this, store = std::move(store), target_offset]() mutable {
+void Deliverer::Cancel(TopicPartitionId store, int64_t target_offset, bool counted) {
+  boost::asio::post(commands_, [this, store = std::move(store), target_offset, counted]() mutable {
     std::vector<RecordPosition> cancelled_at;
     if (auto loaded = loaded_by_offset_.find(store); loaded != loaded_by_offset_.end()) {
       auto [first, last] = loaded->second.equal_range(target_offset);
@@ -143,7 +143,7 @@ void Deliverer::Cancel(TopicPartitionId store, int64_t target_offset) {
       }
     }
     Report([&](AckBatch& acks) {
-      acks.cancels.push_back({std::move(store), target_offset, std::move(cancelled_at)});
+      acks.cancels.push_back({std::move(store), target_offset, std::move(cancelled_at), counted});
     });
   });
 }

@@ -77,6 +77,7 @@ struct AckBatch {
     TopicPartitionId store;
     int64_t target_offset = 0;
     std::vector<RecordPosition> cancelled_at;
+    bool counted = false;  // as given to Cancel
   };
   std::vector<std::pair<TopicPartitionId, RecordPosition>> delivered;
   std::vector<DeadLetterAck> dead_lettered;
@@ -145,8 +146,9 @@ class Deliverer {
 
   // Drops the records of store with this source offset, loaded from the store (Schedule), that
   // wait to be produced; answered in an AckBatch (CancelAnswer) either way. Commands run in
-  // order, so a record scheduled before the call is found.
-  void Cancel(TopicPartitionId store, int64_t target_offset);
+  // order, so a record scheduled before the call is found. counted: the owner counted the
+  // cancel already (handed back in the answer).
+  void Cancel(TopicPartitionId store, int64_t target_offset, bool counted);
 
   // For a revocation: stops producing these stores' records, waits (up to flush_timeout_ms) for
   // the acknowledgements of those already produced, then forgets every record of these stores;

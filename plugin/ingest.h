@@ -44,7 +44,8 @@ struct Rejected {
   std::string reason;  // becomes the x-delay-error header
 };
 
-// A cancel: never delivered itself; its target is dropped if still pending (plugin/cancels.h).
+// A cancel: never delivered itself; its target is dropped if still pending
+// (PartitionStore::ApplyCancel).
 struct CancelRequested {
   StoredCancel cancel;
 };

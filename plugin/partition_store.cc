@@ -278,28 +278,60 @@ storage::ArrivalOrder BySourceOffset(int64_t sought) {
 
 }  // namespace
 
-Result<PartitionStore::CancelVerdict> PartitionStore::ApplyCancel(const StoredCancel& cancel) {
+Result<std::vector<int64_t>> PartitionStore::FindInHour(int64_t epoch_hour, int64_t offset,
+                                                        std::vector<std::string>* damage) {
+  auto found = log_->FindInHour(epoch_hour, BySourceOffset(offset));
+  if (found.ok()) {
+    // A cancel's own offset holds no record to cancel.
+    if (!found->has_value() ||
+        KindOfStoredPayload((*found)->payload) != StoredPayloadKind::kDelayedRecord) {
+      return std::vector<int64_t>();
+    }
+    return std::vector<int64_t>{(*found)->deliver_at_ms};
+  }
+  if (found.status().code() != Status::Code::kCorruption) return found.status();
+  // Damage on the search path: every intact chain of the hour is still readable.
+  damage->push_back(found.status().ToString());
+  std::vector<int64_t> placed_at_ms;
+  const int64_t hour_end_second = (epoch_hour + 1) * kMsPerHour / 1000;
+  for (int64_t second = epoch_hour * kMsPerHour / 1000; second < hour_end_second; ++second) {
+    auto next = log_->NextNonEmptySecond(second, hour_end_second);
+    if (!next.ok()) return next.status();
+    if (!next->has_value()) break;
+    second = **next;
+    std::vector<storage::StoredRecord> records;
+    Status read = log_->ReadSecond(second, &records);
+    if (!read.ok() && read.code() != Status::Code::kCorruption) return read;
+    for (const auto& stored : records) {
+      if (KindOfStoredPayload(stored.payload) != StoredPayloadKind::kDelayedRecord) continue;
+      auto record = DecodeDelayedRecord(stored.payload);
+      if (record.ok() && record->source_offset == offset) {
+        placed_at_ms.push_back(stored.deliver_at_ms);
+      }
+    }
+  }
+  return placed_at_ms;
+}
+
+Result<PartitionStore::CancelResult> PartitionStore::ApplyCancel(const StoredCancel& cancel) {
+  CancelResult result;
   // Every copy of the target at or after the watermark (a crash can leave a record stored twice).
   std::vector<int64_t> pending_at_ms;
   bool behind_watermark = false;
-  const auto order = BySourceOffset(cancel.target_offset);
   for (const int64_t hour : log_->Hours()) {
     if (hour < tracker_.floor_ms() / kMsPerHour) continue;
-    auto found = log_->FindInHour(hour, order);
-    // Damage on the search path: that hour cannot be searched, the others still are.
-    if (!found.ok() && found.status().code() == Status::Code::kCorruption) continue;
+    auto found = FindInHour(hour, cancel.target_offset, &result.damage);
     if (!found.ok()) return found.status().WithContext("find " + cancel.TargetId());
-    if (!found->has_value()) continue;
-    // The offset is a cancel's own: there is no record to cancel there.
-    if (KindOfStoredPayload((*found)->payload) != StoredPayloadKind::kDelayedRecord) continue;
-    if ((*found)->deliver_at_ms < tracker_.floor_ms()) {
-      behind_watermark = true;
-    } else {
-      pending_at_ms.push_back((*found)->deliver_at_ms);
+    for (const int64_t deliver_at_ms : *found) {
+      if (deliver_at_ms < tracker_.floor_ms()) {
+        behind_watermark = true;
+      } else {
+        pending_at_ms.push_back(deliver_at_ms);
+      }
     }
   }
   const std::string encoded = EncodeStoredCancel(cancel);
-  CancelVerdict verdict = behind_watermark ? CancelVerdict::kTooLate : CancelVerdict::kUnknown;
+  result.verdict = behind_watermark ? CancelVerdict::kTooLate : CancelVerdict::kUnknown;
   uint64_t last_sequence = 0;
   for (const int64_t deliver_at_ms : pending_at_ms) {
     auto appended = log_->Append(deliver_at_ms, encoded);
@@ -307,9 +339,12 @@ Result<PartitionStore::CancelVerdict> PartitionStore::ApplyCancel(const StoredCa
     assert(!(RecordPosition{deliver_at_ms, appended->ordinal} < tracker_.floor()) &&
            "a cancel appended before the delivered watermark");
     last_sequence = appended->sequence;
-    verdict =
-        std::max(verdict, appended->second >= preloaded_until_second_ ? CancelVerdict::kCancelled
-                                                                      : CancelVerdict::kInMemory);
+    if (appended->second >= preloaded_until_second_) {
+      result.verdict = CancelVerdict::kCancelled;
+    } else {
+      result.loaded_at_ms = deliver_at_ms;
+      result.verdict = std::max(result.verdict, CancelVerdict::kInMemory);
+    }
   }
   if (pending_at_ms.empty()) {
     offsets_.AddSettled(cancel.cancel_offset);
@@ -320,7 +355,7 @@ Result<PartitionStore::CancelVerdict> PartitionStore::ApplyCancel(const StoredCa
     progress_.AddStored(cancel.cancel_offset,
                         *std::max_element(pending_at_ms.begin(), pending_at_ms.end()), false);
   }
-  return verdict;
+  return result;
 }
 
 Status PartitionStore::Sync() {

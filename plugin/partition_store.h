@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "plugin/delayed_record.h"
@@ -63,6 +64,17 @@ class PartitionStore {
   // The local store held another history of the partition and was emptied at open.
   bool rebuilt() const { return rebuilt_; }
 
+  // Deliveries of this partition wait until reading has reached `offset` (its end when it was
+  // assigned): a cancel follows its target in the partition, so a cancel produced before a
+  // restart, a failover or a backlog is read before the record it cancels can be loaded. While
+  // they wait nothing of the store is loaded, and appends stay on disk.
+  void HoldDeliveriesUntil(int64_t offset) { deliveries_held_until_ = offset; }
+  void ReleaseDeliveries() { deliveries_held_until_.reset(); }
+  const std::optional<int64_t>& deliveries_held_until() const { return deliveries_held_until_; }
+  // Whether records may be loaded now: not held, and (exactly_once) not re-reading what the last
+  // committed transaction describes.
+  bool delivers() const { return !deliveries_held_until_ && !(exactly_once_ && catching_up()); }
+
   // Every second before this one has been loaded into memory (or was empty).
   int64_t preloaded_until_second() const { return preloaded_until_second_; }
   void set_preloaded_until_second(int64_t second) { preloaded_until_second_ = second; }
@@ -97,9 +109,17 @@ class PartitionStore {
                  // asks the Deliverer to drop it, and learns from it whether it was too late
     kCancelled,  // it is in the store and not loaded yet: it will never be delivered
   };
+  struct CancelResult {
+    CancelVerdict verdict = CancelVerdict::kUnknown;
+    // A copy is loaded (kInMemory, or a second copy of a record stored twice after a crash
+    // beside a kCancelled one): the Deliverer must drop it too.
+    std::optional<int64_t> loaded_at_ms;
+    // Hours whose search met damage: searched second by second instead (for the log).
+    std::vector<std::string> damage;
+  };
   // An error: the store could not be read or appended to for now (nothing was settled; the cancel
   // may be applied again, and appending it twice is harmless).
-  Result<CancelVerdict> ApplyCancel(const StoredCancel& cancel);
+  Result<CancelResult> ApplyCancel(const StoredCancel& cancel);
 
   // Group commit: Sync() when anything was appended since the last one, then settles the
   // covered source offsets.
@@ -197,6 +217,10 @@ class PartitionStore {
   bool Unchanged(const PartitionProgress::Snapshot& snapshot, int64_t now_ms) const;
   // The delivered watermark: with exactly_once the last one a transaction committed.
   RecordPosition CurrentWatermark(int64_t now_ms);
+  // Where the records with source offset `offset` are placed in epoch_hour (a crash can leave one
+  // stored twice); damage on the search path makes it read the hour second by second.
+  Result<std::vector<int64_t>> FindInHour(int64_t epoch_hour, int64_t offset,
+                                          std::vector<std::string>* damage);
   std::optional<CommittedOffset> RecordCommit(const PartitionProgress::Snapshot& snapshot,
                                               RecordPosition watermark, int64_t late_below,
                                               int64_t now_ms);
@@ -222,6 +246,7 @@ class PartitionStore {
   std::optional<PartitionProgress::Snapshot> last_snapshot_;
   uint64_t acknowledged_since_commit_ = 0;
   int64_t preloaded_until_second_;
+  std::optional<int64_t> deliveries_held_until_;
   RecordPosition last_persisted_;
   bool checkpoint_in_flight_ = false;
   int64_t deleted_before_hour_ = 0;  // hour files before this hour were deleted

@@ -255,14 +255,32 @@ std::optional<int64_t> SourceConsumer::Lag(const TopicPartitionId& id) const {
       high < 0) {
     return std::nullopt;
   }
+  const std::optional<int64_t> position = Position(id);
+  if (!position) return std::nullopt;
+  return std::max<int64_t>(0, high - *position);
+}
+
+std::optional<int64_t> SourceConsumer::Position(const TopicPartitionId& id) const {
   PartitionList list(1);
   list.Add(id);
   if (rd_kafka_position(consumer_->c_ptr(), list.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return std::nullopt;
   }
   const int64_t position = list.get()->elems[0].offset;
-  if (position < 0) return std::nullopt;  // nothing fetched yet
-  return std::max<int64_t>(0, high - position);
+  if (position < 0) return std::nullopt;  // nothing returned yet
+  return position;
+}
+
+Result<SourceConsumer::Watermarks> SourceConsumer::QueryWatermarks(const TopicPartitionId& id,
+                                                                   int timeout_ms) const {
+  Watermarks marks;
+  const RdKafka::ErrorCode err = consumer_->query_watermark_offsets(
+      id.topic, id.partition, &marks.low, &marks.high, timeout_ms);
+  if (err != RdKafka::ERR_NO_ERROR) {
+    return Status::Unavailable("query the watermarks of " + id.ToString() + ": " +
+                               RdKafka::err2str(err));
+  }
+  return marks;
 }
 
 std::string SourceConsumer::BrokersProblem() const {

@@ -94,6 +94,16 @@ class SourceConsumer {
   // minus the consumer's position (both count transaction markers, so the lag of a
   // transactional topic still reaches 0); nullopt before both are known.
   std::optional<int64_t> Lag(const TopicPartitionId& id) const;
+  // The offset of the next record the consumer returns for the partition (past transaction
+  // markers); nullopt before it returned one.
+  std::optional<int64_t> Position(const TopicPartitionId& id) const;
+  // Asks the partition's leader for its low and high watermark (the last stable offset with
+  // read_committed): the partition's start and end. Blocks up to timeout_ms.
+  struct Watermarks {
+    int64_t low = 0;
+    int64_t high = 0;
+  };
+  Result<Watermarks> QueryWatermarks(const TopicPartitionId& id, int timeout_ms) const;
   // Empty while the brokers answer; else why they seem not to: every broker connection is down
   // (librdkafka said so, and nothing answered since), or the latest offset commit failed.
   // Cleared by the next commit that succeeds, or BrokersAnswered (a transaction committed, a

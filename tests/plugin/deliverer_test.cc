@@ -215,10 +215,10 @@ TEST_F(DelivererTest, CancelDropsAWaitingRecordAndAnswersEveryCancel) {
   due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 2}, Record(kTarget, 5, later_ms)});
   due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 3}, Record(kTarget, 5, later_ms)});
   deliverer_->Schedule(std::move(due));
-  deliverer_->Cancel(kStoreA, 5);
-  deliverer_->Cancel(kStoreA, 2);
-  deliverer_->Cancel(kStoreA, 77);  // never held
-  deliverer_->Cancel(kStoreB, 3);   // another store's offset
+  deliverer_->Cancel(kStoreA, 5, false);
+  deliverer_->Cancel(kStoreA, 2, false);
+  deliverer_->Cancel(kStoreA, 77, true);  // never held
+  deliverer_->Cancel(kStoreB, 3, false);  // another store's offset
   AckBatch acks = AwaitAcks(3, 0, 4);
   ASSERT_EQ(acks.cancels.size(), 4u);
   EXPECT_EQ(acks.cancels[0].target_offset, 5);
@@ -227,11 +227,13 @@ TEST_F(DelivererTest, CancelDropsAWaitingRecordAndAnswersEveryCancel) {
   EXPECT_EQ(acks.cancels[1].target_offset, 2);
   EXPECT_EQ(acks.cancels[1].cancelled_at, (std::vector<RecordPosition>{{later_ms, 0}}));
   EXPECT_TRUE(acks.cancels[2].cancelled_at.empty());
+  EXPECT_TRUE(acks.cancels[2].counted);  // handed back as given
   EXPECT_TRUE(acks.cancels[3].cancelled_at.empty());
+  EXPECT_FALSE(acks.cancels[3].counted);
   ASSERT_EQ(acks.delivered.size(), 3u);
   EXPECT_EQ(deliverer_->in_memory(), 0u);
 
-  deliverer_->Cancel(kStoreA, 1);  // delivered: too late
+  deliverer_->Cancel(kStoreA, 1, false);  // delivered: too late
   acks = AwaitAcks(0, 0, 1);
   ASSERT_EQ(acks.cancels.size(), 1u);
   EXPECT_TRUE(acks.cancels[0].cancelled_at.empty());

@@ -21,6 +21,8 @@
 #include "plugin/progress_metadata.h"
 #include "plugin/stored_cancel.h"
 #include "storage/delivery_checkpoint.h"
+#include "storage/format.h"
+#include "storage/hour_files.h"
 #include "tests/support/read_file.h"
 #include "tests/support/temp_dir.h"
 
@@ -721,9 +723,14 @@ StoredCancel CancelOf(int64_t target_offset, int64_t cancel_offset) {
 
 PartitionStore::CancelVerdict ApplyCancel(PartitionStore& store, int64_t target_offset,
                                           int64_t cancel_offset) {
-  auto verdict = store.ApplyCancel(CancelOf(target_offset, cancel_offset));
-  EXPECT_TRUE(verdict.ok()) << verdict.status().ToString();
-  return verdict.ok() ? *verdict : PartitionStore::CancelVerdict::kUnknown;
+  auto result = store.ApplyCancel(CancelOf(target_offset, cancel_offset));
+  EXPECT_TRUE(result.ok()) << result.status().ToString();
+  if (!result.ok()) return PartitionStore::CancelVerdict::kUnknown;
+  EXPECT_TRUE(result->damage.empty());
+  // Something to ask the delivery thread exactly when a copy is loaded.
+  EXPECT_EQ(result->loaded_at_ms.has_value(),
+            result->verdict == PartitionStore::CancelVerdict::kInMemory);
+  return result->verdict;
 }
 
 TEST_F(PartitionStoreTest, ACancelledRecordIsNeverLoadedAndTheCancelSettlesWithItsSync) {
@@ -809,6 +816,34 @@ TEST_F(PartitionStoreTest, CancelsFindTheirTargetsAmongManyAndDropExactlyThem) {
     if (!targets.contains(o)) expected.push_back(o);
   }
   EXPECT_EQ(loaded, expected);
+}
+
+// Damage on the binary search's path: the hour is read second by second instead, so the target
+// is still found (in its own intact chain) and cancelled.
+TEST_F(PartitionStoreTest, DamageOnTheSearchPathStillFindsTheTarget) {
+  const int64_t now = kHourStartMs;
+  const int64_t first_ms = now + 60'000;
+  {
+    auto store = Open(now);
+    for (int i = 0; i < 10; ++i) Append(*store, i, first_ms + i * 1000, now);
+    ASSERT_TRUE(store->Sync().ok());
+  }
+  // The search probes the hour's last entry, then entry 4: break that one's checksum (the last
+  // one is checked when the store is opened).
+  const std::string index =
+      dir_.path() + "/delayed-2/" + storage::HourName(now / 3'600'000) + ".idx";
+  {
+    std::fstream file(index, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(storage::IndexEntryOffset(4) + 28));
+    file.write("\xff\xff\xff\xff", 4);
+  }
+  auto store = Open(now);
+  auto result = store->ApplyCancel(CancelOf(3, 10));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->verdict, PartitionStore::CancelVerdict::kCancelled);
+  ASSERT_EQ(result->damage.size(), 1u);
+  EXPECT_NE(result->damage[0].find("entry 4"), std::string::npos) << result->damage[0];
+  EXPECT_EQ(Preload(*store, (first_ms + 4000) / 1000), (std::vector<int64_t>{0, 1, 2}));
 }
 
 }  // namespace
