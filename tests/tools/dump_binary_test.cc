@@ -87,8 +87,13 @@ class DumpBinaryTest : public ::testing::Test {
 
   DumpRun Dump(const std::vector<std::string>& args) {
     std::string command = Quote(DELAYLOG_DUMP_BIN);
-    for (const std::string& arg : args) command += " " + Quote(arg);
-    command += " 2>" + Quote(stderr_path_);
+    // Appended piece by piece: GCC 12 at -O3 reports a false -Wrestrict on " " + std::string.
+    for (const std::string& arg : args) {
+      command += ' ';
+      command += Quote(arg);
+    }
+    command += " 2>";
+    command += Quote(stderr_path_);
     DumpRun run;
     FILE* pipe = ::popen(command.c_str(), "r");
     if (pipe == nullptr) return run;
