@@ -113,7 +113,8 @@ void BridgeTestBase::TearDown() {
   }
 }
 
-void BridgeTestBase::StartBridgeAndWaitReady(seconds timeout) {
+void BridgeTestBase::StartBridgeAndWaitReady(seconds timeout,
+                                             const std::function<void()>& meanwhile) {
   const Status started = bridge_->Start();
   ASSERT_TRUE(started.ok()) << started.ToString();
   const std::string tag = std::to_string(++probes_);
@@ -123,6 +124,7 @@ void BridgeTestBase::StartBridgeAndWaitReady(seconds timeout) {
   const std::string want = "probe=" + tag;
   ReceiveUntil(
       [&] {
+        if (meanwhile) meanwhile();
         for (auto it = received_.rbegin(); it != received_.rend() && !seen; ++it) {
           seen = it->value == want;
         }

@@ -55,8 +55,10 @@ class BridgeTestBase : public ::testing::Test {
                                                        const std::string& instance_yaml = "") const;
 
   // Starts the bridge, then produces a probe record and waits until the bridge delivers it:
-  // from then on the bridge has joined the group and delivers in real time.
-  void StartBridgeAndWaitReady(std::chrono::seconds timeout = std::chrono::seconds(120));
+  // from then on the bridge has joined the group and delivers in real time. meanwhile, when
+  // given, runs every 200 ms or less while it waits (a test that keeps producing).
+  void StartBridgeAndWaitReady(std::chrono::seconds timeout = std::chrono::seconds(120),
+                               const std::function<void()>& meanwhile = {});
 
   // Polls the output topics into received_ until done() or the timeout.
   void ReceiveUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout);

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <sstream>
 
+#include "tests/support/cancel_plan.h"
 #include "tests/support/murmur2.h"
 
 namespace delaybridge::e2e {
@@ -20,6 +21,8 @@ enum Style : int {
   kNoHeader,       // no delay header: deliver now
 };
 constexpr int kStyleWeights[] = {40, 40, 10, 5, 5};
+// With a minimum delay: no deliver-now styles.
+constexpr int kDelayedStyleWeights[] = {40, 40, 10, 0, 0};
 
 bool IsSourceHeader(const std::string& name) { return name == "x-delay-source"; }
 
@@ -64,7 +67,13 @@ std::string DeliveryReport::ToString() const {
   out << "expected=" << expected << " delivered=" << delivered << " missing=" << missing()
       << " duplicates=" << duplicates << " early=" << early << " wrong_topic=" << wrong_topic
       << " wrong_partition=" << wrong_partition << " wrong_content=" << wrong_content
-      << " unknown=" << unknown << "\n  lateness at the broker (target timestamp - deliver_at): "
+      << " unknown=" << unknown;
+  if (cancelled + delivered_though_cancelled + delivered_despite_cancel > 0) {
+    out << " cancelled=" << cancelled
+        << " delivered_though_cancelled=" << delivered_though_cancelled
+        << " delivered_despite_cancel=" << delivered_despite_cancel;
+  }
+  out << "\n  lateness at the broker (target timestamp - deliver_at): "
       << produce_lateness.ToString()
       << "\n  lateness at the consumer (received - deliver_at): " << receive_lateness.ToString();
   if (!missing_ids.empty()) {
@@ -92,10 +101,23 @@ int64_t DelayWorkload::CreatedMs(int64_t id) const {
   return ledger_.at(static_cast<size_t>(id)).created_ms;
 }
 
+void DelayWorkload::SetSource(int64_t id, int32_t partition, int64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ledger_.at(static_cast<size_t>(id)).source =
+      testing::RecordId(spec_.delay_topic, partition, offset);
+}
+
+void DelayWorkload::Cancel(int64_t id, bool certain) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ledger_.at(static_cast<size_t>(id)).cancel =
+      certain ? ExpectedRecord::Cancel::kCancelled : ExpectedRecord::Cancel::kMaybe;
+}
+
 OutgoingRecord DelayWorkload::Next() {
   std::lock_guard<std::mutex> lock(mu_);
-  std::discrete_distribution<int> style(std::begin(kStyleWeights), std::end(kStyleWeights));
-  std::uniform_int_distribution<int64_t> delay(0, spec_.max_delay_ms);
+  const int* weights = spec_.min_delay_ms > 0 ? kDelayedStyleWeights : kStyleWeights;
+  std::discrete_distribution<int> style(weights, weights + std::size(kStyleWeights));
+  std::uniform_int_distribution<int64_t> delay(spec_.min_delay_ms, spec_.max_delay_ms);
   const int s = style(rng_);
   const bool alt = !spec_.alt_target.empty() && rng_() % 5 == 0;
   return Build(static_cast<int64_t>(ledger_.size()), delay(rng_), s, alt);
@@ -192,6 +214,11 @@ DeliveryReport DelayWorkload::CheckDeliveries(
     const std::string where = "id " + std::to_string(*id) + " (" + record.topic + "/" +
                               std::to_string(record.partition) + "@" +
                               std::to_string(record.offset) + ")";
+    if (want.cancel == ExpectedRecord::Cancel::kCancelled && copies[*id].size() == 1) {
+      ++report.delivered_though_cancelled;
+      Note(report, where + " delivered though cancelled well before its deliver_at " +
+                       std::to_string(want.deliver_at_ms));
+    }
 
     if (record.timestamp_ms < want.deliver_at_ms || record.received_at_ms < want.deliver_at_ms) {
       ++report.early;
@@ -222,8 +249,9 @@ DeliveryReport DelayWorkload::CheckDeliveries(
     for (const auto& header : record.headers) {
       if (IsSourceHeader(header.first)) {
         ++sources;
-        source_ok =
-            source_ok && header.second && WellFormedSource(*header.second, spec_.delay_topic);
+        source_ok = source_ok && header.second &&
+                    WellFormedSource(*header.second, spec_.delay_topic) &&
+                    (want.source.empty() || *header.second == want.source);
       } else {
         user_headers.push_back(header);
       }
@@ -240,6 +268,12 @@ DeliveryReport DelayWorkload::CheckDeliveries(
   }
 
   for (size_t id = 0; id < copies.size(); ++id) {
+    const ExpectedRecord::Cancel cancel = ledger_[id].cancel;
+    if (copies[id].empty() && cancel != ExpectedRecord::Cancel::kNone) {
+      ++report.cancelled;  // not owed
+      continue;
+    }
+    if (cancel == ExpectedRecord::Cancel::kMaybe) ++report.delivered_despite_cancel;
     if (copies[id].empty()) {
       if (report.missing_ids.size() < kMaxListed) {
         report.missing_ids.push_back(static_cast<int64_t>(id));
@@ -253,6 +287,7 @@ DeliveryReport DelayWorkload::CheckDeliveries(
       for (const ConsumedRecord* copy : copies[id]) all.push_back(*copy);
     }
   }
+  report.expected -= report.cancelled;
   report.produce_lateness = Summarize(produce_lateness);
   report.receive_lateness = Summarize(receive_lateness);
   return report;

@@ -2,7 +2,9 @@
 // both header styles, optional x-target-topic, keyed and unkeyed, extra headers) and remembers
 // what each must become on the way out. CheckDeliveries() then compares what came out of the
 // target topics with that ledger: exactly-once, never early, right topic, Java partition for the
-// key, key/value/headers intact, x-delay-source present.
+// key, key/value/headers intact, x-delay-source present (and naming the record, once the test
+// told where it landed). Records the test cancelled must not come out at all; those whose
+// cancel may have come too late may, once.
 //
 // Every record's value starts with "id=<n>|"; probe records (ProbeRecord) have values starting
 // with "probe=" and are ignored by the check.
@@ -28,6 +30,8 @@ struct WorkloadSpec {
   std::string default_target;  // the route's target
   std::string alt_target;      // allowed via x-target-topic; empty: never set the header
   int64_t max_delay_ms = 30'000;
+  // Above 0: no record is due sooner (and none has the deliver-now header styles).
+  int64_t min_delay_ms = 0;
   int key_space = 5'000;  // distinct keys
   uint64_t seed = 1;
 };
@@ -39,6 +43,8 @@ struct ExpectedRecord {
   Headers headers;  // as delivered, without x-delay-source
   int64_t deliver_at_ms = 0;
   int64_t created_ms = 0;  // when the test produced it to the delay topic
+  std::string source;      // the expected x-delay-source; empty: only its form is checked
+  enum class Cancel { kNone, kCancelled, kMaybe } cancel = Cancel::kNone;
 };
 
 struct LatenessSummary {
@@ -53,7 +59,7 @@ struct LatenessSummary {
 LatenessSummary Summarize(std::vector<int64_t>& samples_ms);
 
 struct DeliveryReport {
-  size_t expected = 0;
+  size_t expected = 0;    // records that must be delivered, or were (cancelled ones not)
   size_t delivered = 0;   // distinct ids received
   size_t duplicates = 0;  // copies beyond the first
   size_t early = 0;       // produced or received before deliver_at
@@ -61,10 +67,13 @@ struct DeliveryReport {
   size_t wrong_partition = 0;
   size_t wrong_content = 0;  // key, value or headers differ, or x-delay-source missing/malformed
   size_t unknown = 0;        // not from this workload
-  std::vector<int64_t> missing_ids;   // first few
-  std::vector<std::string> problems;  // first few, human-readable
-  LatenessSummary produce_lateness;   // target record timestamp - deliver_at
-  LatenessSummary receive_lateness;   // time this test received it - deliver_at
+  size_t cancelled = 0;      // cancelled (or maybe) and not delivered
+  size_t delivered_though_cancelled = 0;  // certainly cancelled, yet delivered
+  size_t delivered_despite_cancel = 0;    // maybe cancelled, delivered: the cancel was too late
+  std::vector<int64_t> missing_ids;       // first few
+  std::vector<std::string> problems;      // first few, human-readable
+  LatenessSummary produce_lateness;       // target record timestamp - deliver_at
+  LatenessSummary receive_lateness;       // time this test received it - deliver_at
   std::map<int64_t, std::vector<ConsumedRecord>> duplicated;  // id -> every copy received
 
   size_t missing() const { return expected - delivered; }
@@ -85,6 +94,10 @@ class DelayWorkload {
   int64_t DeliverAtMs(int64_t id) const;
   // When the record was handed to the producer for the delay topic.
   int64_t CreatedMs(int64_t id) const;
+  // Where record id landed in the delay topic: its delivery must carry that x-delay-source.
+  void SetSource(int64_t id, int32_t partition, int64_t offset);
+  // A cancel of id went out: certain, it must never be delivered; otherwise it may be, once.
+  void Cancel(int64_t id, bool certain);
 
   // partitions: partition count of each target topic.
   DeliveryReport CheckDeliveries(const std::vector<ConsumedRecord>& received,

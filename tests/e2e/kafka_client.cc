@@ -160,7 +160,13 @@ std::optional<std::string> HeaderValue(const Headers& headers, std::string_view 
 }
 
 void TestProducer::DeliveryCounter::dr_cb(RdKafka::Message& message) {
-  if (message.err() == RdKafka::ERR_NO_ERROR) return;
+  if (message.err() == RdKafka::ERR_NO_ERROR) {
+    if (auto* acked = static_cast<testing::ProducedAt*>(message.msg_opaque())) {
+      acked->partition = message.partition();
+      acked->offset = message.offset();
+    }
+    return;
+  }
   if (failed++ == 0) first_error = message.errstr();
 }
 
@@ -183,7 +189,7 @@ Result<std::unique_ptr<TestProducer>> TestProducer::Create(const std::string& bo
   return producer;
 }
 
-Status TestProducer::Produce(const OutgoingRecord& record) {
+Status TestProducer::Produce(const OutgoingRecord& record, testing::ProducedAt* acked) {
   while (true) {
     RdKafka::Headers* headers = RdKafka::Headers::create();
     for (const auto& [name, value] : record.headers) {
@@ -197,7 +203,7 @@ Status TestProducer::Produce(const OutgoingRecord& record) {
         record.topic, record.partition, RdKafka::Producer::RK_MSG_COPY,
         const_cast<char*>(record.value.data()), record.value.size(),
         record.key ? record.key->data() : nullptr, record.key ? record.key->size() : 0,
-        record.timestamp_ms, headers, nullptr);
+        record.timestamp_ms, headers, acked);
     if (err == RdKafka::ERR_NO_ERROR) return Status::Ok();
     delete headers;  // only owned by librdkafka on success
     if (err != RdKafka::ERR__QUEUE_FULL) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "tests/support/test_clients.h"  // ProducedAt
 
 namespace delaybridge::e2e {
 
@@ -64,7 +65,9 @@ class TestProducer {
   static Result<std::unique_ptr<TestProducer>> Create(
       const std::string& bootstrap, const std::map<std::string, std::string>& extra_config = {});
 
-  Status Produce(const OutgoingRecord& record);
+  // *acked, when given, learns where the record landed once acknowledged (by Flush, or a poll of
+  // raw()); it must outlive that.
+  Status Produce(const OutgoingRecord& record, testing::ProducedAt* acked = nullptr);
   // Waits until every enqueued record is acknowledged; fails if any delivery failed.
   Status Flush(std::chrono::milliseconds timeout);
   RdKafka::Producer& raw() { return *producer_; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "tests/support/cancel_plan.h"
 #include "tests/support/murmur2.h"
 
 namespace delaybridge::testing {
@@ -12,20 +13,26 @@ constexpr const char* kSeqHeader = "seq";
 }
 
 std::string DeliveryCheck::Summary() const {
-  std::string s = "delivered=" + std::to_string(delivered) +
-                  " missing=" + std::to_string(missing.size()) +
-                  " duplicated=" + std::to_string(duplicates.size()) +
-                  " errors=" + std::to_string(errors.size()) +
-                  " lateness p50=" + std::to_string(p50_lateness_ms) +
-                  "ms p99=" + std::to_string(p99_lateness_ms) +
-                  "ms max=" + std::to_string(max_lateness_ms) + "ms";
+  std::string s =
+      "delivered=" + std::to_string(delivered) + " missing=" + std::to_string(missing.size()) +
+      " duplicated=" + std::to_string(duplicates.size()) +
+      " errors=" + std::to_string(errors.size()) +
+      (cancelled + delivered_despite_cancel == 0
+           ? std::string()
+           : " cancelled=" + std::to_string(cancelled) +
+                 " delivered_despite_cancel=" + std::to_string(delivered_despite_cancel)) +
+      " lateness p50=" + std::to_string(p50_lateness_ms) +
+      "ms p99=" + std::to_string(p99_lateness_ms) + "ms max=" + std::to_string(max_lateness_ms) +
+      "ms";
   for (size_t i = 0; i < std::min<size_t>(errors.size(), 10); ++i) s += "\n  " + errors[i];
   return s;
 }
 
-TestRecord DelayWorkload::Next(int64_t now_ms, int64_t max_delay_ms) {
+TestRecord DelayWorkload::Next(int64_t now_ms, int64_t max_delay_ms, int64_t min_delay_ms) {
   const uint64_t seq = next_seq_++;
-  const int64_t delay_ms = static_cast<int64_t>(rng_() % static_cast<uint64_t>(max_delay_ms + 1));
+  const int64_t delay_ms =
+      min_delay_ms +
+      static_cast<int64_t>(rng_() % static_cast<uint64_t>(max_delay_ms - min_delay_ms + 1));
   TestRecord r;
   r.topic = delay_topic_;
   r.timestamp_ms = now_ms;
@@ -64,6 +71,21 @@ TestRecord DelayWorkload::Next(int64_t now_ms, int64_t max_delay_ms) {
   return r;
 }
 
+std::optional<uint64_t> DelayWorkload::SeqOf(const TestRecord& record) {
+  const auto seq = record.Header(kSeqHeader);
+  if (!seq) return std::nullopt;
+  return std::stoull(*seq);
+}
+
+void DelayWorkload::SetSource(uint64_t seq, int32_t partition, int64_t offset) {
+  expected_.at(seq).source = RecordId(delay_topic_, partition, offset);
+}
+
+void DelayWorkload::Cancel(uint64_t seq, bool certain) {
+  expected_.at(seq).cancel =
+      certain ? ExpectedDelivery::Cancel::kCancelled : ExpectedDelivery::Cancel::kMaybe;
+}
+
 size_t DelayWorkload::DistinctDelivered(const std::vector<TestRecord>& delivered) const {
   std::set<uint64_t> seen;
   for (const auto& r : delivered) {
@@ -92,6 +114,11 @@ DeliveryCheck DelayWorkload::Check(const std::vector<TestRecord>& delivered) con
     const ExpectedDelivery& e = it->second;
     const std::string who = "seq " + *seq_text + ": ";
     if (++copies[seq] > 1) continue;  // content checked on the first copy
+    if (e.cancel == ExpectedDelivery::Cancel::kCancelled) {
+      check.errors.push_back(who + "delivered at " + std::to_string(r.timestamp_ms) +
+                             " though cancelled well before it fell due at " +
+                             std::to_string(e.deliver_at_ms));
+    }
     if (r.topic != e.topic) check.errors.push_back(who + "went to " + r.topic + ", not " + e.topic);
     if (r.timestamp_ms < e.deliver_at_ms) {
       check.errors.push_back(who + "EARLY by " + std::to_string(e.deliver_at_ms - r.timestamp_ms) +
@@ -106,8 +133,10 @@ DeliveryCheck DelayWorkload::Check(const std::vector<TestRecord>& delivered) con
       check.errors.push_back(who + "no trailing x-delay-source header");
     } else {
       const std::string& source = *headers.back().value;
-      if (source.rfind(delay_topic_ + "/", 0) != 0 || !source_ids.insert(source).second) {
-        check.errors.push_back(who + "bad or repeated x-delay-source " + source);
+      if (source.rfind(delay_topic_ + "/", 0) != 0 || !source_ids.insert(source).second ||
+          (!e.source.empty() && source != e.source)) {
+        check.errors.push_back(who + "bad or repeated x-delay-source " + source +
+                               (e.source.empty() ? "" : ", produced as " + e.source));
       }
       headers.pop_back();
     }
@@ -120,8 +149,15 @@ DeliveryCheck DelayWorkload::Check(const std::vector<TestRecord>& delivered) con
   for (const auto& [seq, e] : expected_) {
     auto it = copies.find(seq);
     if (it == copies.end()) {
-      check.missing.push_back(seq);
-    } else if (it->second > 1) {
+      if (e.cancel == ExpectedDelivery::Cancel::kNone) {
+        check.missing.push_back(seq);
+      } else {
+        ++check.cancelled;
+      }
+    } else if (e.cancel == ExpectedDelivery::Cancel::kMaybe) {
+      ++check.delivered_despite_cancel;
+    }
+    if (it != copies.end() && it->second > 1) {
       check.duplicates[seq] = it->second - 1;
     }
   }

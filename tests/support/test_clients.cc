@@ -1,5 +1,8 @@
 #include "tests/support/test_clients.h"
 
+#include <algorithm>
+#include <sstream>
+
 namespace delaybridge::testing {
 
 namespace {
@@ -29,6 +32,9 @@ void TestProducer::Reports::dr_cb(RdKafka::Message& message) {
   if (message.err() != RdKafka::ERR_NO_ERROR) {
     ++failures;
     last_error = message.errstr();
+  } else if (auto* acked = static_cast<ProducedAt*>(message.msg_opaque())) {
+    acked->partition = message.partition();
+    acked->offset = message.offset();
   }
 }
 
@@ -51,7 +57,7 @@ Result<std::unique_ptr<TestProducer>> TestProducer::Create(const std::string& bo
 
 TestProducer::~TestProducer() = default;
 
-Status TestProducer::Produce(const TestRecord& r) {
+Status TestProducer::Produce(const TestRecord& r, ProducedAt* acked) {
   while (true) {
     RdKafka::Headers* headers = RdKafka::Headers::create();
     for (const auto& h : r.headers) {
@@ -61,7 +67,7 @@ Status TestProducer::Produce(const TestRecord& r) {
         r.topic, r.partition < 0 ? RdKafka::Topic::PARTITION_UA : r.partition,
         RdKafka::Producer::RK_MSG_COPY, r.value ? const_cast<char*>(r.value->data()) : nullptr,
         r.value ? r.value->size() : 0, r.key ? r.key->data() : nullptr, r.key ? r.key->size() : 0,
-        r.timestamp_ms, headers, nullptr);
+        r.timestamp_ms, headers, acked);
     if (err == RdKafka::ERR_NO_ERROR) return Status::Ok();
     delete headers;
     if (err != RdKafka::ERR__QUEUE_FULL) {

@@ -1,6 +1,6 @@
-// Test clients: a producer that sends records with keys, headers and timestamps, and a
-// group-less consumer that reads whole topics from the beginning (no 3 s group join on the
-// mock cluster). Records are plain values, so tests compare them with ==.
+// Test clients: a producer that sends records with keys, headers and timestamps (and tells where
+// each landed), and a group-less consumer that reads whole topics from the beginning (no 3 s
+// group join on the mock cluster). Records are plain values, so tests compare them with ==.
 //
 // Thread-safety: each client has one owner thread.
 #pragma once
@@ -38,12 +38,20 @@ struct TestRecord {
   std::optional<std::string> Header(const std::string& name) const;
 };
 
+// Where the broker put a produced record: filled in by its delivery report, so it must outlive
+// the Flush (or poll) that serves the report.
+struct ProducedAt {
+  int32_t partition = -1;
+  int64_t offset = -1;  // -1 until acknowledged
+};
+
 class TestProducer {
  public:
   static Result<std::unique_ptr<TestProducer>> Create(const std::string& bootstrap);
   ~TestProducer();
-  // Enqueues one record (waits while librdkafka's queue is full).
-  Status Produce(const TestRecord& record);
+  // Enqueues one record (waits while librdkafka's queue is full); *acked, when given, learns
+  // where it landed once acknowledged.
+  Status Produce(const TestRecord& record, ProducedAt* acked = nullptr);
   // Waits for every enqueued record; an error if any was not acknowledged.
   Status Flush(std::chrono::milliseconds timeout);
 
