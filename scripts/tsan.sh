@@ -15,7 +15,7 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDELAYBRIDGE_SANITIZE_THREAD=ON -DDELAYBRIDGE_BUILD_BENCHMARKS=OFF \
   -DDELAYBRIDGE_WERROR=ON >/dev/null
 targets=(delaybridge_tsan_c11_threads delaybridge storage_tests plugin_unit_tests)
-for test in delivery restart dead_letter full_disk broker_outage backpressure failover http; do
+for test in delivery restart dead_letter full_disk broker_outage backpressure failover http cancel; do
   targets+=("plugin_bridge_${test}_test")
 done
 cmake --build "$build_dir" -j2 --target "${targets[@]}"
