@@ -1094,9 +1094,10 @@ void Bridge::HoldDeliveriesUntilReadToTheEnd(PartitionStore& store, std::optiona
   }
   if (start && *start >= end) return;  // nothing to read before delivering
   store.HoldDeliveriesUntil(end);
-  logger_.Info("assigned " + id + ": deliveries wait until reading reaches offset " +
-               std::to_string(end) + " (the partition's end now), so every cancel produced so " +
-               "far is read before its target is loaded");
+  // Not "assigned <id>": one line per assignment starts so (tests and operators count them).
+  logger_.Info(id + ": deliveries wait until reading reaches offset " + std::to_string(end) +
+               " (the partition's end at its assignment), so every cancel produced so far is " +
+               "read before its target is loaded");
 }
 
 void Bridge::ReleaseDeliveriesWhenReadToTheEnd(PartitionStore& store) {

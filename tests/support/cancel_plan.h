@@ -33,7 +33,8 @@ std::vector<ProducedAt> FirstAcknowledged(const std::deque<ProducedAt>& produced
 // all. The plan remembers when each cancel went out and works out what the bridge must do.
 //
 // Why the margins: a cancel the bridge reads shortly before its target falls due may find it in
-// flight, and then it is legitimately too late. Cancels are planned kCancelLeadMs ahead; one that
+// flight, and then it is legitimately too late; the margins leave room for a sanitizer build on
+// two cores shared with a broker and the fuzzers. Cancels are planned kCancelLeadMs ahead; one that
 // went out kCertainLeadMs or more ahead (the test loop may send it a little after its moment) is
 // certain: its target must never be delivered, even across a kill -9 (docs/bridge.md,
 // "Cancelling a pending record": a durable cancel survives it, and after a restart the cancels
@@ -42,8 +43,8 @@ std::vector<ProducedAt> FirstAcknowledged(const std::deque<ProducedAt>& produced
 // seen.
 class CancelPlan {
  public:
-  static constexpr int64_t kCancelLeadMs = 2'500;
-  static constexpr int64_t kCertainLeadMs = 2'000;
+  static constexpr int64_t kCancelLeadMs = 4'000;
+  static constexpr int64_t kCertainLeadMs = 3'000;
 
   enum class Choice { kNone, kInTime, kLate };
 
