@@ -119,6 +119,17 @@ std::string EncodeDelayedRecord(const DelayedRecord& r) {
   return out;
 }
 
+std::optional<int64_t> PeekSourceOffset(std::string_view bytes) {
+  // version, requested_deliver_at_ms, source_timestamp_ms, source_partition, then source_offset.
+  constexpr size_t kSourceOffsetAt = 1 + 8 + 8 + 4;
+  Reader r(bytes.substr(std::min(bytes.size(), kSourceOffsetAt)));
+  uint64_t offset = 0;
+  if (bytes.empty() || static_cast<uint8_t>(bytes[0]) != kDelayedRecordVersion || !r.U64(&offset)) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(offset);
+}
+
 Result<DelayedRecord> DecodeDelayedRecord(std::string_view bytes) {
   Reader r(bytes);
   DelayedRecord rec;

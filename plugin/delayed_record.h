@@ -53,4 +53,9 @@ std::string EncodeDelayedRecord(const DelayedRecord& record);
 // Corruption with the failing field and byte offset when bytes are not a valid encoding.
 Result<DelayedRecord> DecodeDelayedRecord(std::string_view bytes);
 
+// The source_offset field alone, read where the encoding puts it (no copy of key, value or
+// headers); nullopt when bytes are too short or of another version. For searches that compare
+// many records by offset; DecodeDelayedRecord checks the whole encoding.
+std::optional<int64_t> PeekSourceOffset(std::string_view bytes);
+
 }  // namespace delaybridge::plugin

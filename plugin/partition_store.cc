@@ -262,17 +262,9 @@ namespace {
 // order), a cancel's being its own offset.
 storage::ArrivalOrder BySourceOffset(int64_t sought) {
   return [sought](std::string_view payload) {
-    int64_t offset = 0;
-    if (KindOfStoredPayload(payload) == StoredPayloadKind::kCancel) {
-      auto cancel = DecodeStoredCancel(payload);
-      if (!cancel.ok()) return 1;
-      offset = cancel->cancel_offset;
-    } else {
-      auto record = DecodeDelayedRecord(payload);
-      if (!record.ok()) return 1;
-      offset = record->source_offset;
-    }
-    return sought < offset ? -1 : (sought > offset ? 1 : 0);
+    const std::optional<int64_t> offset = ArrivalOffsetOf(payload);
+    if (!offset) return 1;
+    return sought < *offset ? -1 : (sought > *offset ? 1 : 0);
   };
 }
 
@@ -303,9 +295,8 @@ Result<std::vector<int64_t>> PartitionStore::FindInHour(int64_t epoch_hour, int6
     Status read = log_->ReadSecond(second, &records);
     if (!read.ok() && read.code() != Status::Code::kCorruption) return read;
     for (const auto& stored : records) {
-      if (KindOfStoredPayload(stored.payload) != StoredPayloadKind::kDelayedRecord) continue;
-      auto record = DecodeDelayedRecord(stored.payload);
-      if (record.ok() && record->source_offset == offset) {
+      if (KindOfStoredPayload(stored.payload) == StoredPayloadKind::kDelayedRecord &&
+          PeekSourceOffset(stored.payload) == offset) {
         placed_at_ms.push_back(stored.deliver_at_ms);
       }
     }

@@ -2,7 +2,6 @@
 
 #include <optional>
 #include <unordered_set>
-#include <utility>
 #include <vector>
 
 namespace delaybridge::plugin {
@@ -26,41 +25,38 @@ bool LoadSecond(PartitionStore& store, int64_t second,
     ++result->corrupt;
     on_corrupt(read.ToString());
   }
-  // A cancel is appended to its target's second, after it: read the second whole, then drop
-  // what its cancels name (plugin/stored_cancel.h).
-  std::vector<std::pair<RecordPosition, DelayedRecord>> loaded;
+  // A cancel is appended to its target's second, after it: first what the second's cancels
+  // name (plugin/stored_cancel.h), then the records they do not.
   std::unordered_set<int64_t> cancelled_offsets;
+  const auto where = [](const storage::StoredRecord& stored) {
+    return "at " + std::to_string(stored.deliver_at_ms) + "/" + std::to_string(stored.ordinal);
+  };
+  for (const auto& stored : records) {
+    if (KindOfStoredPayload(stored.payload) != StoredPayloadKind::kCancel) continue;
+    auto cancel = DecodeStoredCancel(stored.payload);
+    if (cancel.ok()) {
+      cancelled_offsets.insert(cancel->target_offset);
+    } else {
+      ++result->corrupt;
+      on_corrupt(cancel.status().WithContext("decode cancel " + where(stored)).ToString());
+    }
+  }
   for (auto& stored : records) {
     const RecordPosition position{stored.deliver_at_ms, stored.ordinal};
-    const auto where = [&stored] {
-      return "at " + std::to_string(stored.deliver_at_ms) + "/" + std::to_string(stored.ordinal);
-    };
-    if (KindOfStoredPayload(stored.payload) == StoredPayloadKind::kCancel) {
-      auto cancel = DecodeStoredCancel(stored.payload);
-      if (cancel.ok()) {
-        cancelled_offsets.insert(cancel->target_offset);
-      } else {
-        ++result->corrupt;
-        on_corrupt(cancel.status().WithContext("decode cancel " + where()).ToString());
-      }
-      continue;
-    }
+    if (KindOfStoredPayload(stored.payload) == StoredPayloadKind::kCancel) continue;
     if (position < store.start()) continue;  // delivered before the store was opened
     auto decoded = DecodeDelayedRecord(stored.payload);
     if (!decoded.ok()) {
       ++result->corrupt;
-      on_corrupt(decoded.status().WithContext("decode record " + where()).ToString());
+      on_corrupt(decoded.status().WithContext("decode record " + where(stored)).ToString());
       continue;
     }
-    loaded.emplace_back(position, std::move(decoded).value());
-  }
-  for (auto& [position, record] : loaded) {
-    if (cancelled_offsets.contains(record.source_offset)) {
+    if (cancelled_offsets.contains(decoded->source_offset)) {
       ++result->cancelled;
       continue;
     }
     store.tracker().Add(position);
-    on_record(position, std::move(record));
+    on_record(position, std::move(decoded).value());
     ++result->loaded;
   }
   return true;

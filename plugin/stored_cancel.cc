@@ -38,6 +38,20 @@ StoredPayloadKind KindOfStoredPayload(std::string_view payload) {
   }
 }
 
+std::optional<int64_t> ArrivalOffsetOf(std::string_view payload) {
+  switch (KindOfStoredPayload(payload)) {
+    case StoredPayloadKind::kDelayedRecord:
+      return PeekSourceOffset(payload);
+    case StoredPayloadKind::kCancel:
+      // After the version and target_offset.
+      if (payload.size() < kFixedBytes) return std::nullopt;
+      return static_cast<int64_t>(storage::DecodeFixed64(payload.data() + 1 + 8));
+    case StoredPayloadKind::kUnknown:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::string EncodeStoredCancel(const StoredCancel& cancel) {
   std::string out;
   out.reserve(kFixedBytes + cancel.source_topic.size());

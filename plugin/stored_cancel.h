@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,11 @@ struct StoredCancel {
 enum class StoredPayloadKind { kDelayedRecord, kCancel, kUnknown };
 // From the first byte only; an empty payload is kUnknown.
 StoredPayloadKind KindOfStoredPayload(std::string_view payload);
+
+// The offset a payload was read at (a delayed record's source_offset, a cancel's cancel_offset),
+// which grows with the order payloads are appended in; nullopt for a payload too short or of
+// another kind. Reads the field alone (PeekSourceOffset for a delayed record).
+std::optional<int64_t> ArrivalOffsetOf(std::string_view payload);
 
 std::string EncodeStoredCancel(const StoredCancel& cancel);
 // Corruption naming the failing field and byte offset when bytes are not a valid encoding.

@@ -34,6 +34,22 @@ TEST(StoredCancelTest, TheFirstByteTellsTheKindOfPayload) {
   EXPECT_FALSE(DecodeStoredCancel(EncodeDelayedRecord(record)).ok());
 }
 
+// What the binary search for a cancel's target compares: the offset each payload was read at.
+TEST(StoredCancelTest, ArrivalOffsetIsTheRecordsSourceOffsetOrTheCancelsOwn) {
+  DelayedRecord record;
+  record.source_topic = "delayed";
+  record.source_offset = 987'654'321'000;
+  record.value = std::string(5000, 'v');
+  const std::string encoded = EncodeDelayedRecord(record);
+  EXPECT_EQ(PeekSourceOffset(encoded), record.source_offset);
+  EXPECT_EQ(ArrivalOffsetOf(encoded), record.source_offset);
+  EXPECT_EQ(ArrivalOffsetOf(EncodeStoredCancel(Sample())), Sample().cancel_offset);
+  EXPECT_EQ(PeekSourceOffset(EncodeStoredCancel(Sample())), std::nullopt);
+  EXPECT_EQ(ArrivalOffsetOf(encoded.substr(0, 28)), std::nullopt);  // cut inside the field
+  EXPECT_EQ(ArrivalOffsetOf(EncodeStoredCancel(Sample()).substr(0, 20)), std::nullopt);
+  EXPECT_EQ(ArrivalOffsetOf(""), std::nullopt);
+}
+
 TEST(StoredCancelTest, EveryTruncationAndAWrongLengthAreCorruption) {
   const std::string bytes = EncodeStoredCancel(Sample());
   for (size_t n = 0; n < bytes.size(); ++n) {
