@@ -28,8 +28,8 @@ constexpr int kCommittedTimeoutMs = 10'000;     // assign: reading the group's o
 constexpr int kWatermarkTimeoutMs = 5'000;      // assign: asking for a partition's end
 constexpr int64_t kSlowSyncMs = 100;            // a store sync this slow is worth a warning
 constexpr int64_t kAfterRollbackMs = 1000;      // the next cut after an aborted transaction
-constexpr int kMaxRollbacks = 20;        // aborted transactions in a row before the bridge gives up
-constexpr int64_t kNotExactRetryMs = 5;  // a cut put off: the due record is on its way
+constexpr int kMaxRollbacks = 20;  // aborts in a row, none teaching a refusal, before giving up
+constexpr int64_t kNotExactRetryMs = 5;       // a cut put off: the due record is on its way
 constexpr int64_t kHeldRetryMinMs = 100;      // held records: first retry of the store
 constexpr int64_t kHeldRetryMaxMs = 5'000;    // held records: back-off cap
 constexpr int64_t kClockStepMs = 1'000;       // a wall-clock step back this large is reported
@@ -654,9 +654,10 @@ Bridge::CutResult Bridge::RollBackTransaction(const Status& why,
     return CutResult::kFailed;
   }
   ++rollbacks_;
-  if (Status s = deliverer_->AbortTransaction(static_cast<int>(config_.transaction_timeout_ms));
-      !s.ok()) {
-    FailTransaction(s);
+  const Deliverer::AbortResult aborted =
+      deliverer_->AbortTransaction(static_cast<int>(config_.transaction_timeout_ms));
+  if (!aborted.status.ok()) {
+    FailTransaction(aborted.status);
     return CutResult::kFailed;
   }
   // What the aborted transaction acknowledged is in the stores' trackers and progress: the stores
@@ -673,6 +674,9 @@ Bridge::CutResult Bridge::RollBackTransaction(const Status& why,
                std::to_string(reload.size()) +
                " partition(s) from the last committed transaction (" +
                std::to_string(rollbacks_in_a_row_) + " in a row)");
+  // A refused record moves on to its next form in a few aborts each (alone, dead letter,
+  // reduced): only aborts that taught nothing count towards giving up.
+  if (aborted.learnt_refusal) rollbacks_in_a_row_ = 0;
   disk_.Finish();  // its completions look the stores up
   const Deliverer::ReleaseResult released = deliverer_->Release(all, 0);
   stores_.clear();

@@ -118,7 +118,8 @@ class Bridge final : public RebalanceListener {
   bool CutTransactionBeforeRevoke();
   // An aborted transaction: its acknowledgements are in the stores, so every store except the
   // lost ones is reopened from the last committed transaction and reading moves back to it.
-  // Gives up (FailTransaction) when the producer cannot go on or after kMaxRollbacks in a row.
+  // Gives up (FailTransaction) when the producer cannot go on or after kMaxRollbacks in a row
+  // that taught nothing about a refused record.
   CutResult RollBackTransaction(const Status& why, const std::vector<TopicPartitionId>& lost);
   void FailTransaction(const Status& status);
 

@@ -210,6 +210,8 @@ Status Deliverer::CommitTransaction(const std::map<TopicPartitionId, CommittedOf
     transaction_open_ = false;
     transaction_last_produced_.clear();
     transaction_records_ = 0;
+    for (const RecordKey& key : refusals_settled_) refusals_.erase(key);
+    refusals_settled_.clear();
     if (!resume) return;
     held_ = false;
     DeliverDue();
@@ -218,21 +220,24 @@ Status Deliverer::CommitTransaction(const std::map<TopicPartitionId, CommittedOf
   return status;
 }
 
-Status Deliverer::AbortTransaction(int timeout_ms) {
-  Status status;
+Deliverer::AbortResult Deliverer::AbortTransaction(int timeout_ms) {
+  AbortResult result;
   RunAndWait([&] {
     held_ = true;
-    if (transaction_open_) status = producer_->AbortTransaction(timeout_ms);
+    if (transaction_open_) result.status = producer_->AbortTransaction(timeout_ms);
     // The aborted records' reports (purged) come now, not after the error is cleared below.
     while (producer_->Poll() > 0) {
     }
+    result.learnt_refusal = refusals_learnt_ != refusals_learnt_at_abort_;
+    refusals_learnt_at_abort_ = refusals_learnt_;
+    refusals_settled_.clear();  // not settled after all: what was learnt still holds
     transaction_open_ = false;
     transaction_records_ = 0;
     transaction_error_ = Status::Ok();
     transaction_acks_ = AckBatch{};
     transaction_last_produced_.clear();
   });
-  return status;
+  return result;
 }
 
 void Deliverer::Resume() {
@@ -450,6 +455,7 @@ void Deliverer::OnAck(uint64_t token, RdKafka::ErrorCode err) {
         const bool dropped = !MoveToNextForm(next, failure);
         refusals_[key] = NextAttempt{std::move(next.record), next.form, false, dropped};
       }
+      ++refusals_learnt_;
     }
     return TransactionFailed(d->record.SourceId() + " to " + d->record.target_topic + ": " +
                              failure);
@@ -480,7 +486,14 @@ void Deliverer::Settle(uint64_t token, PendingDelivery& d) {
 }
 
 void Deliverer::Remove(uint64_t token, PendingDelivery& d) {
-  if (!refusals_.empty()) refusals_.erase(RecordKey{d.store, d.record.source_offset});
+  if (!refusals_.empty()) {
+    RecordKey key{d.store, d.record.source_offset};
+    if (!transactional_) {
+      refusals_.erase(key);
+    } else if (refusals_.contains(key)) {
+      refusals_settled_.push_back(std::move(key));  // until its transaction commits
+    }
+  }
   if (d.position) {
     auto loaded = loaded_by_offset_.find(d.store);
     if (loaded != loaded_by_offset_.end()) {

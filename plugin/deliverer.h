@@ -177,8 +177,14 @@ class Deliverer {
   // After a failed PrepareCommit or CommitTransaction: aborts the open transaction (none of its
   // records becomes visible) and forgets what it acknowledged; producing stays stopped until
   // Resume. The owner then reloads its stores from the last committed transaction (Release
-  // first). FailedPrecondition: the producer cannot go on.
-  Status AbortTransaction(int timeout_ms);
+  // first). status FailedPrecondition: the producer cannot go on.
+  struct AbortResult {
+    Status status;
+    // Since the last abort a record was refused and now goes in a new form or alone: a later
+    // transaction can get further, so this abort was progress.
+    bool learnt_refusal = false;
+  };
+  AbortResult AbortTransaction(int timeout_ms);
 
   AckBatch TakeAcks();
   // Blocks the caller until the delivery thread has copied them.
@@ -277,8 +283,12 @@ class Deliverer {
   Status transaction_error_;
   AckBatch transaction_acks_;  // acknowledged, not yet returned by PrepareCommit
   std::map<TopicPartitionId, RecordPosition> transaction_last_produced_;
-  // Survives aborts, not records: an entry goes when its record settles.
+  // Survives aborts, not records: an entry goes when the transaction its record settled in
+  // commits (a record settled in its next form in an aborted transaction is produced again).
   std::map<RecordKey, NextAttempt> refusals_;
+  std::vector<RecordKey> refusals_settled_;  // settled in the open transaction
+  uint64_t refusals_learnt_ = 0;             // refusals_ entries made or advanced
+  uint64_t refusals_learnt_at_abort_ = 0;
 
   std::mutex acks_mu_;
   AckBatch acks_;  // guarded by acks_mu_
