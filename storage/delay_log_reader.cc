@@ -256,7 +256,8 @@ class HourVerifier {
     if (files_->data_bytes > data_end) {
       Add(files_->data.path(), data_end,
           std::to_string(files_->data_bytes - data_end) +
-              " bytes after the last indexed record (a write in progress, or a torn tail)",
+              " bytes after the last indexed record (a write in progress, a torn tail, or "
+              "records whose entries a crash lost: opening the store indexes them again)",
           true);
     }
   }

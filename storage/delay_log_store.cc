@@ -92,7 +92,9 @@ Result<std::unique_ptr<PendingSync>> DelayLogStore::Impl::BeginSync() {
   sync->covered_sequence_ = last_sequence;
   for (auto* hours_map : {&open, &parked}) {
     for (auto& [hour, appender] : *hours_map) {
-      if (!appender->dirty()) continue;
+      // A parked hour also waits for its index to be synced before it is closed.
+      const bool due = appender->dirty() || (hours_map == &parked && !appender->index_synced());
+      if (!due) continue;
       Status s = appender->StartSync(&sync->files_);
       if (!s.ok()) {
         AbortStartedSyncs();
@@ -131,7 +133,8 @@ Status DelayLogStore::Impl::FinishSync(const PendingSync& sync) {
   // Parked hours appended to since BeginSync stay parked for the next sync (an append to a
   // parked hour unparks it, so only a later eviction can park it dirty again).
   for (auto it = parked.begin(); it != parked.end();) {
-    if (it->second->dirty()) {
+    // Parked while open (its index not synced by this sync): the next sync syncs its index.
+    if (it->second->dirty() || !it->second->index_synced()) {
       ++it;
       continue;
     }
@@ -191,10 +194,10 @@ Status DelayLogStore::Impl::EvictLeastRecentlyUsed() {
   int64_t hour = victim->first;
   std::unique_ptr<HourAppender> appender = std::move(victim->second);
   open.erase(victim);
-  // An hour with unsynced appends, or covered by a sync in flight, is parked (no fdatasync now;
-  // the next or the running sync covers it, and only then may its head table be saved). Too
-  // many parked hours are synced early, which bounds their memory.
-  bool unsynced = appender->dirty() || appender->sync_in_flight();
+  // An hour with unsynced appends or index entries, or covered by a sync in flight, is parked
+  // (no fdatasync now; the next or the running sync covers it, and only then may its head table
+  // be saved). Too many parked hours are synced early, which bounds their memory.
+  bool unsynced = appender->dirty() || appender->sync_in_flight() || !appender->index_synced();
   Status s = unsynced ? appender->Park() : appender->Close();
   if (!s.ok()) {
     sync_failure = s.WithContext("close hour " + HourName(hour));

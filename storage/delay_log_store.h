@@ -47,11 +47,12 @@ struct RecoveryReport {
     std::string what;
   };
   std::vector<Problem> problems;
-  uint64_t hours = 0;            // hour files present after recovery
-  uint64_t records = 0;          // index entries that survived
-  uint64_t truncated_bytes = 0;  // torn tails cut off (data + index)
-  uint64_t records_dropped = 0;  // index entries dropped (past data end, bad checksum)
-  uint64_t corrupt_records = 0;  // records kept in their chain but failing their checks
+  uint64_t hours = 0;              // hour files present after recovery
+  uint64_t records = 0;            // index entries that survived
+  uint64_t truncated_bytes = 0;    // torn tails cut off (data + index)
+  uint64_t records_dropped = 0;    // index entries dropped (past data end, bad checksum)
+  uint64_t records_reindexed = 0;  // records after the index's end given their entries again
+  uint64_t corrupt_records = 0;    // records kept in their chain but failing their checks
 };
 
 struct AppendResult {

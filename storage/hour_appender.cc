@@ -58,6 +58,7 @@ Result<std::unique_ptr<HourAppender>> HourAppender::Reopen(const std::string& di
     hour->heads_generation_ = (*slot)->generation;
   }
   hour->heads_covered_ = covered;
+  hour->index_synced_entries_ = state.entries;  // a closed hour was synced whole
   return hour;
 }
 
@@ -116,8 +117,9 @@ Status HourAppender::Flush() {
   return Status::Ok();
 }
 
-Status HourAppender::DescriptorsToSync(std::vector<PosixFile>* files) const {
+Status HourAppender::DescriptorsToSync(bool with_index, std::vector<PosixFile>* files) const {
   for (const PosixFile* file : {&data_, &index_}) {
+    if (file == &index_ && !with_index) break;
     Result<PosixFile> descriptor =
         parked() ? PosixFile::Open(file == &data_ ? paths_.data : paths_.index,
                                    PosixFile::Mode::kReadWrite)
@@ -129,12 +131,15 @@ Status HourAppender::DescriptorsToSync(std::vector<PosixFile>* files) const {
 }
 
 Status HourAppender::StartSync(std::vector<PosixFile>* files) {
+  const bool heads_due = entries_ - heads_covered_ >= kHeadsSaveEveryEntries;
+  const bool with_index = heads_due || parked();
   Status s = Flush();
-  if (s.ok()) s = DescriptorsToSync(files);
+  if (s.ok()) s = DescriptorsToSync(with_index, files);
   if (!s.ok()) return s;
   dirty_ = false;
   sync_in_flight_ = true;
-  if (entries_ - heads_covered_ >= kHeadsSaveEveryEntries) {
+  index_syncing_entries_ = with_index ? entries_ : index_synced_entries_;
+  if (heads_due) {
     pending_heads_ = std::make_unique<HeadsSlot>();
     pending_heads_->generation = heads_generation_ + 1;
     pending_heads_->covered = entries_;
@@ -145,6 +150,7 @@ Status HourAppender::StartSync(std::vector<PosixFile>* files) {
 
 Status HourAppender::FinishSync() {
   sync_in_flight_ = false;
+  index_synced_entries_ = index_syncing_entries_;
   if (pending_heads_ == nullptr) return Status::Ok();
   std::unique_ptr<HeadsSlot> slot = std::move(pending_heads_);
   return SaveHeads(*slot);
@@ -197,9 +203,10 @@ Status HourAppender::SaveHeads(const HeadsSlot& slot) {
 Status HourAppender::Close() {
   Status s = Flush();
   if (!s.ok()) return s;
-  if (dirty_ || sync_in_flight_) {
+  if (dirty_ || sync_in_flight_ || !index_synced()) {
+    // A clean hour needs only its index synced; syncing its data again costs nothing.
     std::vector<PosixFile> files;
-    s = DescriptorsToSync(&files);
+    s = DescriptorsToSync(/*with_index=*/true, &files);
     for (const PosixFile& file : files) {
       if (s.ok()) s = file.DataSync();
     }
@@ -207,6 +214,7 @@ Status HourAppender::Close() {
   }
   dirty_ = false;
   sync_in_flight_ = false;
+  index_synced_entries_ = entries_;
   pending_heads_.reset();  // the table saved now covers more
   return SaveHeadsIfDue(/*force=*/true);
 }

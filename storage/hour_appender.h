@@ -41,12 +41,15 @@ class HourAppender {
   // write()s the buffers, data first.
   Status Flush();
   // Group commit, in two phases (DelayLogStore::BeginSync / FinishSync):
-  // StartSync (owner thread) writes the buffers and hands out descriptors of the data and index
-  // files (dup'ed, or freshly opened when parked) that another thread may fdatasync while this
-  // appender goes on appending, or is parked or destroyed. The hour is then no longer dirty but
-  // sync_in_flight(); appends made from now on make it dirty again for the next sync. If the
-  // head table is due (kHeadsSaveEveryEntries entries not covered), a snapshot of it, covering
-  // exactly the entries this sync makes durable, is kept for FinishSync.
+  // StartSync (owner thread) writes the buffers and hands out descriptors (dup'ed, or freshly
+  // opened when parked) that another thread may fdatasync while this appender goes on
+  // appending, or is parked or destroyed: the data file's always, the index file's only when
+  // a head table will be saved over it (the records are what is durable; recovery rebuilds
+  // index entries from them). The hour is then no longer dirty but sync_in_flight(); appends
+  // made from now on make it dirty again for the next sync. If the head table is due
+  // (kHeadsSaveEveryEntries entries not covered), a snapshot of it, covering exactly the entries
+  // this sync makes durable, is kept for FinishSync, and the index is synced too; a parked hour
+  // always syncs its index, since it is closed (its table saved) once the sync finishes.
   // FinishSync (owner thread, after every fdatasync of that sync succeeded) saves that snapshot.
   Status StartSync(std::vector<PosixFile>* files);
   Status FinishSync();
@@ -68,6 +71,9 @@ class HourAppender {
   bool parked() const { return !data_.is_open(); }
 
   bool dirty() const { return dirty_; }
+  // Every index entry is synced: a head table covering them all may be saved (Close), and the
+  // hour may be forgotten without a sync.
+  bool index_synced() const { return index_synced_entries_ == entries_; }
   const HeadCells& cells() const { return *cells_; }
   HourState state() const { return {entries_, data_bytes_}; }
   const PosixFile& data_file() const { return data_; }
@@ -84,7 +90,7 @@ class HourAppender {
   // Appends descriptors of the data and index files that may be fdatasync'ed independently of
   // this appender: dup'ed when open, opened by path when parked (fdatasync applies to the file,
   // whichever descriptor wrote its pages).
-  Status DescriptorsToSync(std::vector<PosixFile>* files) const;
+  Status DescriptorsToSync(bool with_index, std::vector<PosixFile>* files) const;
 
   std::string dir_;
   int64_t epoch_hour_;
@@ -102,6 +108,8 @@ class HourAppender {
   uint64_t heads_covered_ = 0;
   bool dirty_ = false;                        // appended or created since the last StartSync
   bool sync_in_flight_ = false;               // StartSync done, FinishSync not yet
+  uint64_t index_synced_entries_ = 0;         // index entries known to be fdatasync'ed
+  uint64_t index_syncing_entries_ = 0;        // the sync in flight syncs the index up to here
   std::unique_ptr<HeadsSlot> pending_heads_;  // snapshot saved by FinishSync, when due
   uint64_t last_used_ = 0;
 };

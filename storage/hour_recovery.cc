@@ -106,7 +106,49 @@ Status WalkTail(const PosixFile& index, const PosixFile& data, uint64_t data_siz
     walk->kept_entries = position + 1;
     walk->data_end = entry.log_offset + kRecordHeaderSize + entry.size;
   }
-  report->records_dropped += whole_entries - walk->kept_entries;
+  return Status::Ok();
+}
+
+// The records after the last kept entry that no entry describes: a sync makes the data file
+// durable and leaves the index to the page cache (docs/storage-format.md "Writing and the sync
+// order"), so after a crash the index may end before the data. Each whole record with a good
+// checksum, due in this hour, gets its entry back, linked as Append linked it; the first one
+// that is not (a torn tail, or damage) ends the hour's data there. Returns the entries'
+// bytes, to be written after the kept ones.
+Status ReindexDataTail(const PosixFile& data, uint64_t data_size, int64_t epoch_hour,
+                       TailWalk* walk, std::string* entries, RecoveryReport* report) {
+  BlockCursor cursor(&data, BlockCursor::Direction::kForward, kDataReadBytes);
+  uint64_t reindexed = 0;
+  while (walk->data_end + kRecordHeaderSize <= data_size) {
+    std::string_view bytes;
+    Status s = cursor.Read(walk->data_end, kRecordHeaderSize, &bytes);
+    if (!s.ok()) return s;
+    if (bytes.size() < kRecordHeaderSize) break;
+    const RecordHeader header = DecodeRecordHeader(bytes.data());
+    if (HourOfMs(header.deliver_at_ms) != epoch_hour ||
+        header.length > data_size - walk->data_end - kRecordHeaderSize) {
+      break;
+    }
+    const IndexEntry entry{header.deliver_at_ms, walk->data_end, header.length, header.crc,
+                           CellOf(walk->cells, header.deliver_at_ms).head};
+    std::string payload;
+    s = ReadRecord(&cursor, data.path(), entry, &payload);
+    if (s.code() == Status::Code::kIOError) return s;
+    if (!s.ok()) break;
+    char entry_bytes[kIndexEntrySize];
+    EncodeIndexEntry(entry, entry_bytes);
+    entries->append(entry_bytes, kIndexEntrySize);
+    LinkEntry(&CellOf(walk->cells, entry.deliver_at_ms), walk->kept_entries);
+    walk->kept_entries += 1;
+    walk->data_end += kRecordHeaderSize + header.length;
+    reindexed += 1;
+  }
+  if (reindexed > 0) {
+    AddProblem(report, data.path(), IndexEntryOffset(walk->kept_entries - reindexed),
+               std::to_string(reindexed) +
+                   " records after the last index entry indexed again from the data file");
+    report->records_reindexed += reindexed;
+  }
   return Status::Ok();
 }
 
@@ -191,12 +233,19 @@ Result<std::optional<HourState>> RecoverHour(const std::string& dir, int64_t epo
   uint64_t covered_at_start = walk.kept_entries;
   s = WalkTail(*index, *data, *data_size, epoch_hour, walk.kept_entries, whole_entries, &walk,
                report);
+  const uint64_t valid_entries = walk.kept_entries;
+  std::string reindexed;
+  if (s.ok()) s = ReindexDataTail(*data, *data_size, epoch_hour, &walk, &reindexed, report);
   if (s.ok()) {
-    s = CutTail(&*index, *index_size, IndexEntryOffset(walk.kept_entries),
+    s = CutTail(&*index, *index_size, IndexEntryOffset(valid_entries),
                 "of index after the last valid entry", report);
   }
+  if (s.ok() && !reindexed.empty()) s = index->WriteAt(IndexEntryOffset(valid_entries), reindexed);
+  // Entries that neither survived nor came back from the data: their records are gone.
+  if (whole_entries > walk.kept_entries)
+    report->records_dropped += whole_entries - walk.kept_entries;
   if (s.ok()) {
-    s = CutTail(&*data, *data_size, walk.data_end, "of data after the last indexed record", report);
+    s = CutTail(&*data, *data_size, walk.data_end, "of data after the last whole record", report);
   }
   if (!s.ok()) return s;
 

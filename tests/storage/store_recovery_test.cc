@@ -1,8 +1,9 @@
 // Recovery at DelayLogStore::Open after crashes and damage: the on-disk state a crash can leave
 // (captured by copying the files of a live store right after Sync) is cut at every byte
 // boundary and bit-flipped in its last record and index entry; the store must open, keep every
-// earlier record, and report the damage. Corrupt records in the middle are reported with file
-// and offset, never returned as valid.
+// earlier record, keep a whole last record even when its index entry is lost (a sync makes the
+// data durable, not the index), and report the damage. Corrupt records in the middle are
+// reported with file and offset, never returned as valid.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -122,9 +123,12 @@ TEST_P(StoreCrashTest, TornLastRecordAtEveryByteBoundary) {
       CopyDir(image.dir.path(), damaged.path());
       CutFile(damaged.path() + "/2026-11-22T16.log", data_cut);
       CutFile(damaged.path() + "/2026-11-22T16.idx", index_cut);
-      RecoveryReport report = ReopenAndCheck(damaged.path(), /*expect_last_present=*/false);
-      EXPECT_GT(report.truncated_bytes + report.records_dropped, 0u);
-      EXPECT_EQ(report.records, static_cast<uint64_t>(kRecords - 1));
+      // A whole record comes back whatever is left of its entry.
+      const bool record_whole = data_cut == image.data_size;
+      RecoveryReport report = ReopenAndCheck(damaged.path(), record_whole);
+      EXPECT_GT(report.truncated_bytes + report.records_dropped + report.records_reindexed, 0u);
+      EXPECT_EQ(report.records_reindexed, record_whole ? 1u : 0u);
+      EXPECT_EQ(report.records, static_cast<uint64_t>(kRecords - 1 + (record_whole ? 1 : 0)));
       if (HasFailure()) return;
     }
   }
@@ -160,8 +164,10 @@ TEST_P(StoreCrashTest, FlippedBitsInTheLastIndexEntry) {
       TempDir damaged("storage-test", TempDir::Place::kMemory);
       CopyDir(image.dir.path(), damaged.path());
       FlipBit(damaged.path() + "/2026-11-22T16.idx", offset, bit);
-      RecoveryReport report = ReopenAndCheck(damaged.path(), /*expect_last_present=*/false);
-      EXPECT_EQ(report.records_dropped, 1u);
+      // The entry is dropped and made again from its record, which is whole.
+      RecoveryReport report = ReopenAndCheck(damaged.path(), /*expect_last_present=*/true);
+      EXPECT_EQ(report.records_dropped, 0u);
+      EXPECT_EQ(report.records_reindexed, 1u);
       ASSERT_FALSE(report.problems.empty());
       EXPECT_EQ(report.problems[0].offset, image.index_before_last);
       if (HasFailure()) return;
@@ -173,6 +179,39 @@ INSTANTIATE_TEST_SUITE_P(HeadTableSavedOrNot, StoreCrashTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "TailAfterSavedHeads" : "NoSavedHeads";
                          });
+
+// A sync leaves the index to the page cache, so a machine crash may lose any of the index
+// pages written since its table was saved: at the end, or in the middle (a page written back,
+// the one before it not). Every record in the data file comes back, in its chain, in arrival
+// order, and the repaired index is what Append would have written.
+TEST(StoreRecoveryTest, IndexEntriesLostAfterASyncAreMadeAgainFromTheData) {
+  for (bool heads : {false, true}) {
+    for (const char* loss : {"whole index", "last five entries", "a zeroed middle entry"}) {
+      SCOPED_TRACE(std::string(loss) + (heads ? ", tail after saved heads" : ", no saved heads"));
+      CrashImage image;
+      MakeCrashImage(heads, &image);
+      const std::string index_path = image.dir.path() + "/2026-11-22T16.idx";
+      const std::string intact_index = ReadFileBytes(index_path);
+      const uint64_t first_lost = heads ? kRecords - 1 : 0;  // entries a saved table covers stay
+      if (std::string(loss) == "whole index") {
+        CutFile(index_path, IndexEntryOffset(first_lost));
+      } else if (std::string(loss) == "last five entries") {
+        CutFile(index_path, IndexEntryOffset(heads ? first_lost : kRecords - 5));
+      } else {
+        const uint64_t victim = heads ? first_lost : 4;
+        testing::OverwriteBytes(index_path, IndexEntryOffset(victim),
+                                std::string(kIndexEntrySize, '\0'));
+      }
+      RecoveryReport report = ReopenAndCheck(image.dir.path(), /*expect_last_present=*/true);
+      EXPECT_EQ(report.records, static_cast<uint64_t>(kRecords));
+      EXPECT_EQ(report.records_dropped, 0u);
+      EXPECT_GT(report.records_reindexed, 0u);
+      // ReopenAndCheck appended one record in another second after the repair.
+      EXPECT_EQ(ReadFileBytes(index_path).substr(0, intact_index.size()), intact_index);
+      if (HasFailure()) return;
+    }
+  }
+}
 
 TEST(StoreRecoveryTest, CleanReopenReportsNothing) {
   CrashImage image;

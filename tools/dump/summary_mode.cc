@@ -112,7 +112,8 @@ void PrintHourText(const DumpContext& ctx, const HourSummary& hour, const HourCo
   }
   if (hour.unindexed_data_bytes > 0) {
     ctx.out << "    note: " << hour.data_file << " has " << hour.unindexed_data_bytes
-            << " bytes after the last indexed record: being written right now, or torn\n";
+            << " bytes after the last indexed record: being written right now, torn, or "
+            << "records whose entries a crash lost (opening the store indexes them again)\n";
   }
   if (hour.bad_entries > 0) {
     ctx.out << "    DAMAGED: " << hour.bad_entries << " index entries fail their checksum "
