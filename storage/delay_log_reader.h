@@ -28,6 +28,8 @@
 
 #include "core/status.h"
 #include "storage/format.h"
+#include "storage/hour_verifier.h"
+#include "storage/read_only_hour.h"
 
 namespace delaybridge::storage {
 
@@ -45,14 +47,6 @@ struct HourSummary {
   int64_t max_deliver_at_ms = 0;
   uint64_t index_tail_bytes = 0;      // bytes of a partial last entry (write in progress or torn)
   uint64_t unindexed_data_bytes = 0;  // data after the end of the last indexed record
-};
-
-// One index entry as found in the file.
-struct IndexEntryView {
-  uint32_t position = 0;      // entry number
-  uint64_t index_offset = 0;  // byte offset in the index file
-  bool checksum_ok = false;   // when false, entry holds no meaningful values
-  IndexEntry entry;
 };
 
 // A record read at an offset of a data file, checked against its own checksum.
@@ -78,24 +72,6 @@ struct HourRecordView {
   uint32_t ordinal = 0;  // position in its second's chain
   Status status;         // ok, or the Corruption found reading its record
   std::string payload;   // empty unless status is ok
-};
-
-struct VerifyProblem {
-  std::string file;
-  uint64_t offset = 0;
-  std::string what;
-  // True for a partial entry or unindexed data at the very end of a file: what a write in
-  // progress (or a crash the next Open will repair) looks like.
-  bool at_tail = false;
-};
-
-struct VerifyReport {
-  std::vector<VerifyProblem> problems;
-  uint64_t hours = 0;
-  uint64_t entries = 0;     // index entries examined
-  uint64_t records_ok = 0;  // entries whose record passed every check
-  bool checkpoint_present = false;
-  bool clean() const { return problems.empty(); }
 };
 
 class DelayLogReader {
