@@ -12,7 +12,9 @@
 // advances durable_sequence(), which is what the bridge may commit to Kafka. BeginSync /
 // FinishSync split it so that the fdatasyncs run on another thread while appends continue. At most
 // max_open_hours hour files are held open for appending (LRU); closing one syncs it and saves
-// its head table, so appending to any hour always works.
+// its head table, so appending to any hour always works. Where each hour is in that life (open,
+// parked, closed, cached) is the HourTable's (storage/hour_table.h); the order of a group
+// commit is this class's.
 //
 // Thread-safety: none, except PendingSync::Run. One owner thread calls every method of the store;
 // the fdatasyncs of a group commit may run on another thread (BeginSync / PendingSync::Run /
