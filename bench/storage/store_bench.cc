@@ -89,39 +89,61 @@ void ReportRates(benchmark::State& state, size_t payload_bytes) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * payload_bytes));
 }
 
-// Args: payload bytes, number of delivery hours the records spread over (round robin over
-// seconds of those hours, as a delay topic with many delays would).
+// A store whose appends spread round robin over the given number of delivery hours (random ms
+// inside each hour), as a delay topic with many delays would. Its hour files exist before timing
+// starts: the benchmarks measure appending, not creating files (each Google Benchmark trial
+// starts from a fresh directory, removed at the end).
+class SpreadStore {
+ public:
+  SpreadStore(benchmark::State& state, size_t payload_bytes, int64_t hours, size_t max_open_hours)
+      : state_(state), dir_(FreshDir("append")), payload_(payload_bytes, 'p'), hours_(hours) {
+    StoreOptions options;
+    options.dir = dir_;
+    options.max_open_hours = max_open_hours;
+    store_ = std::move(DelayLogStore::Open(options, nullptr)).value();
+    for (int64_t h = 0; h < hours_; ++h) {
+      if (!store_->Append(kBaseMs + h * kHourMs, payload_).ok()) state.SkipWithError("append");
+    }
+    Sync();
+  }
+  ~SpreadStore() {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void AppendNext() {
+    int64_t at = kBaseMs + static_cast<int64_t>(count_ % hours_) * kHourMs +
+                 static_cast<int64_t>(random_() % kHourMs);
+    if (!store_->Append(at, payload_).ok()) state_.SkipWithError("append failed");
+    ++count_;
+  }
+  uint64_t count() const { return count_; }
+  void Sync() {
+    if (!store_->Sync().ok()) state_.SkipWithError("sync failed");
+  }
+  DelayLogStore& store() { return *store_; }
+
+ private:
+  benchmark::State& state_;
+  std::string dir_;
+  std::unique_ptr<DelayLogStore> store_;
+  std::string payload_;
+  int64_t hours_;
+  std::mt19937_64 random_{42};
+  uint64_t count_ = 0;
+};
+
+// Args: payload bytes, number of delivery hours, hour files held open.
 void BM_StoreAppend(benchmark::State& state) {
   const auto payload_bytes = static_cast<size_t>(state.range(0));
-  const int64_t hours = state.range(1);
-  std::string dir = FreshDir("append");
-  StoreOptions options;
-  options.dir = dir;
-  options.max_open_hours = static_cast<size_t>(state.range(2));
-  auto store = std::move(DelayLogStore::Open(options, nullptr)).value();
-  std::string payload(payload_bytes, 'p');
-  std::mt19937_64 random(42);
-  // Hour files exist before timing starts: the benchmark measures appending, not creating
-  // files (each Google Benchmark trial starts from a fresh directory).
-  for (int64_t h = 0; h < hours; ++h) {
-    if (!store->Append(kBaseMs + h * kHourMs, payload).ok()) state.SkipWithError("append");
-  }
-  if (!store->Sync().ok()) state.SkipWithError("sync failed");
+  SpreadStore store(state, payload_bytes, state.range(1), static_cast<size_t>(state.range(2)));
   SyncCadence cadence;
-  uint64_t count = 0;
   for (auto _ : state) {
-    int64_t at = kBaseMs + static_cast<int64_t>(count % hours) * kHourMs +
-                 static_cast<int64_t>(random() % kHourMs);
-    if (!store->Append(at, payload).ok()) state.SkipWithError("append failed");
-    ++count;
-    cadence.Tick(count, [&] {
-      if (!store->Sync().ok()) state.SkipWithError("sync failed");
-    });
+    store.AppendNext();
+    cadence.Tick(store.count(), [&] { store.Sync(); });
   }
-  if (!store->Sync().ok()) state.SkipWithError("sync failed");
+  store.Sync();
   ReportRates(state, payload_bytes);
-  store.reset();
-  std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_StoreAppend)
     ->ArgNames({"payload", "hours", "max_open"})
@@ -136,38 +158,22 @@ BENCHMARK(BM_StoreAppend)
 // it: the appending thread's own work sets the rate, not the wait for fdatasync.
 void BM_StoreAppendSyncBehind(benchmark::State& state) {
   const auto payload_bytes = static_cast<size_t>(state.range(0));
-  const int64_t hours = state.range(1);
-  std::string dir = FreshDir("append-behind");
-  StoreOptions options;
-  options.dir = dir;
-  auto store = std::move(DelayLogStore::Open(options, nullptr)).value();
-  std::string payload(payload_bytes, 'p');
-  std::mt19937_64 random(42);
-  for (int64_t h = 0; h < hours; ++h) {
-    if (!store->Append(kBaseMs + h * kHourMs, payload).ok()) state.SkipWithError("append");
-  }
-  if (!store->Sync().ok()) state.SkipWithError("sync failed");
+  SpreadStore store(state, payload_bytes, state.range(1), StoreOptions{}.max_open_hours);
   std::unique_ptr<PendingSync> pending;
   auto begin = [&] {
-    pending = std::move(store->BeginSync()).value();
+    pending = std::move(store.store().BeginSync()).value();
     return [sync = pending.get()] { return sync->Run(); };
   };
   auto finish = [&](const Status& run) {
-    if (!store->FinishSync(std::move(pending), run).ok()) state.SkipWithError("sync failed");
+    if (!store.store().FinishSync(std::move(pending), run).ok()) state.SkipWithError("sync");
   };
   SyncBehind commits;
-  uint64_t count = 0;
   for (auto _ : state) {
-    int64_t at = kBaseMs + static_cast<int64_t>(count % hours) * kHourMs +
-                 static_cast<int64_t>(random() % kHourMs);
-    if (!store->Append(at, payload).ok()) state.SkipWithError("append failed");
-    ++count;
-    commits.Tick(count, begin, finish);
+    store.AppendNext();
+    commits.Tick(store.count(), begin, finish);
   }
   commits.Drain(finish);
   ReportRates(state, payload_bytes);
-  store.reset();
-  std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_StoreAppendSyncBehind)
     ->ArgNames({"payload", "hours"})
@@ -176,34 +182,53 @@ BENCHMARK(BM_StoreAppendSyncBehind)
     ->UseRealTime()
     ->Unit(benchmark::kNanosecond);
 
-// The baseline: the same payload bytes appended to one file through a buffer of the same size,
-// fdatasync'ed on the same cadence.
+// The payload bytes alone, appended to one file through a kRawBufferBytes buffer, in a fresh
+// directory removed at the end.
+class RawFile {
+ public:
+  explicit RawFile(benchmark::State& state)
+      : state_(state),
+        dir_(FreshDir("raw")),
+        file_(
+            std::move(PosixFile::Open(dir_ + "/raw", PosixFile::Mode::kCreateReadWrite)).value()) {}
+  ~RawFile() { std::filesystem::remove_all(dir_); }
+
+  void Append(std::string_view bytes) {
+    buffer_.append(bytes);
+    if (buffer_.size() >= kRawBufferBytes) Flush();
+  }
+  void Flush() {
+    if (!file_.WriteAt(written_, buffer_).ok()) state_.SkipWithError("write failed");
+    written_ += buffer_.size();
+    buffer_.clear();
+  }
+  const PosixFile& file() const { return file_; }
+
+ private:
+  benchmark::State& state_;
+  std::string dir_;
+  PosixFile file_;
+  std::string buffer_;
+  uint64_t written_ = 0;
+};
+
+// The baseline: the same payload bytes appended to one file through a buffer, fdatasync'ed on
+// the same cadence.
 void BM_RawSequentialWrite(benchmark::State& state) {
   const auto payload_bytes = static_cast<size_t>(state.range(0));
-  std::string dir = FreshDir("raw");
-  auto file = std::move(PosixFile::Open(dir + "/raw", PosixFile::Mode::kCreateReadWrite)).value();
-  std::string payload(payload_bytes, 'p');
-  std::string buffer;
-  uint64_t written = 0;
+  RawFile raw(state);
+  const std::string payload(payload_bytes, 'p');
   uint64_t count = 0;
   SyncCadence cadence;
-  auto flush = [&] {
-    if (!file.WriteAt(written, buffer).ok()) state.SkipWithError("write failed");
-    written += buffer.size();
-    buffer.clear();
-  };
   for (auto _ : state) {
-    buffer.append(payload);
-    if (buffer.size() >= kRawBufferBytes) flush();
-    ++count;
-    cadence.Tick(count, [&] {
-      flush();
-      if (!file.DataSync().ok()) state.SkipWithError("fdatasync failed");
+    raw.Append(payload);
+    cadence.Tick(++count, [&] {
+      raw.Flush();
+      if (!raw.file().DataSync().ok()) state.SkipWithError("fdatasync failed");
     });
   }
-  flush();
+  raw.Flush();
   ReportRates(state, payload_bytes);
-  std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_RawSequentialWrite)
     ->ArgNames({"payload"})
@@ -268,19 +293,11 @@ BENCHMARK(BM_RawStoreLayout)
 // BM_StoreAppendSyncBehind.
 void BM_RawSequentialWriteSyncBehind(benchmark::State& state) {
   const auto payload_bytes = static_cast<size_t>(state.range(0));
-  std::string dir = FreshDir("raw-behind");
-  auto file = std::move(PosixFile::Open(dir + "/raw", PosixFile::Mode::kCreateReadWrite)).value();
-  std::string payload(payload_bytes, 'p');
-  std::string buffer;
-  uint64_t written = 0;
-  auto flush = [&] {
-    if (!file.WriteAt(written, buffer).ok()) state.SkipWithError("write failed");
-    written += buffer.size();
-    buffer.clear();
-  };
+  RawFile raw(state);
+  const std::string payload(payload_bytes, 'p');
   auto begin = [&] {
-    flush();
-    return [&file] { return file.DataSync(); };
+    raw.Flush();
+    return [&raw] { return raw.file().DataSync(); };
   };
   auto finish = [&](const Status& run) {
     if (!run.ok()) state.SkipWithError("fdatasync failed");
@@ -288,15 +305,12 @@ void BM_RawSequentialWriteSyncBehind(benchmark::State& state) {
   SyncBehind commits;
   uint64_t count = 0;
   for (auto _ : state) {
-    buffer.append(payload);
-    if (buffer.size() >= kRawBufferBytes) flush();
-    ++count;
-    commits.Tick(count, begin, finish);
+    raw.Append(payload);
+    commits.Tick(++count, begin, finish);
   }
   commits.Drain(finish);
-  flush();
+  raw.Flush();
   ReportRates(state, payload_bytes);
-  std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_RawSequentialWriteSyncBehind)
     ->ArgNames({"payload"})
