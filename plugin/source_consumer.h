@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "plugin/group_offset_commits.h"
 #include "plugin/ingest.h"
 #include "plugin/kafka_event_logger.h"
 #include "plugin/kafka_wakeup.h"
@@ -49,14 +50,14 @@ class RebalanceListener {
   virtual void OnRevoked(const std::vector<TopicPartitionId>& partitions, bool lost) = 0;
 };
 
-class SourceConsumer {
+class SourceConsumer final : public GroupOffsetCommits {
  public:
   // group_instance_id: empty for dynamic membership.
   static Result<std::unique_ptr<SourceConsumer>> Create(
       const std::map<std::string, std::string>& kafka, const std::string& group_id,
       const std::string& group_instance_id, Logger& logger, RebalanceListener& listener,
       KafkaStatsFile* stats = nullptr);
-  ~SourceConsumer();
+  ~SourceConsumer() override;
 
   Status Subscribe(const std::vector<std::string>& topics);
 
@@ -65,8 +66,8 @@ class SourceConsumer {
   std::vector<IncomingRecord> Poll(size_t max_records);
 
   // Commits "resume at offset", with its metadata, for each partition.
-  void CommitAsync(const std::map<TopicPartitionId, CommittedOffset>& offsets);
-  Status CommitSync(const std::map<TopicPartitionId, CommittedOffset>& offsets);
+  void CommitAsync(const std::map<TopicPartitionId, CommittedOffset>& offsets) override;
+  Status CommitSync(const std::map<TopicPartitionId, CommittedOffset>& offsets) override;
 
   // The group's committed offsets and their metadata (blocking, up to timeout_ms); partitions
   // without a commit are absent. Unavailable when the coordinator did not answer.
