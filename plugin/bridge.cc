@@ -12,7 +12,6 @@
 #include "plugin/preloader.h"
 #include "plugin/progress_metadata.h"
 #include "storage/format.h"
-#include "storage/parallel_sync.h"
 
 namespace delaybridge::plugin {
 
@@ -26,7 +25,6 @@ constexpr int64_t kSafetyPollIntervalMs = 100;  // in case an eventfd wake-up wa
 constexpr int kFlushTimeoutMs = 10'000;         // revoke/shutdown wait for acknowledgements
 constexpr int kCommittedTimeoutMs = 10'000;     // assign: reading the group's offsets
 constexpr int kWatermarkTimeoutMs = 5'000;      // assign: asking for a partition's end
-constexpr int64_t kSlowSyncMs = 100;            // a store sync this slow is worth a warning
 constexpr int64_t kAfterRollbackMs = 1000;      // the next cut after an aborted transaction
 constexpr int kMaxRollbacks = 20;  // aborts in a row, none teaching a refusal, before giving up
 constexpr int64_t kNotExactRetryMs = 5;       // a cut put off: the due record is on its way
@@ -143,6 +141,13 @@ Status Bridge::Start() {
                                          kafka_stats_.get());
   if (!consumer.ok()) return consumer.status();
   consumer_ = std::move(consumer).value();
+  committer_ = std::make_unique<OffsetCommitter>(stores_, disk_, *consumer_, logger_, warnings_,
+                                                 [this](const Status& s) { Fail(s); });
+  RevokeTransactions* const transactions =
+      config_.exactly_once() ? static_cast<RevokeTransactions*>(this) : nullptr;
+  revoker_ = std::make_unique<PartitionRevoker>(
+      stores_, disk_, *deliverer_, *committer_, transactions,
+      [this](const AckBatch& acks) { ApplyAckBatch(acks); }, logger_, clock_, kFlushTimeoutMs);
 
   auto consumer_wakeup = consumer_->MakeWakeup(io_);
   if (!consumer_wakeup.ok()) return consumer_wakeup.status();
@@ -159,17 +164,19 @@ Status Bridge::Start() {
     io_.stop();
   });
   ArmConsumerWakeup();
-  Every(commit_timer_, milliseconds(config_.sync_interval_ms), &Bridge::GroupCommit);
-  Every(preload_timer_, milliseconds(kPreloadIntervalMs), &Bridge::Preload);
+  Every(commit_timer_, milliseconds(config_.sync_interval_ms),
+        [this] { committer_->GroupCommit(); });
+  Every(preload_timer_, milliseconds(kPreloadIntervalMs), [this] { Preload(); });
   Every(checkpoint_timer_, milliseconds(config_.checkpoint_interval_ms),
-        &Bridge::PersistCheckpoints);
+        [this] { PersistCheckpoints(); });
   if (config_.exactly_once()) {
     ScheduleTransaction(milliseconds(config_.transaction_interval_ms));
   } else {
-    Every(progress_timer_, milliseconds(config_.checkpoint_interval_ms), &Bridge::CommitProgress);
+    Every(progress_timer_, milliseconds(config_.checkpoint_interval_ms),
+          [this] { committer_->CommitProgress(clock_.now_ms()); });
   }
-  Every(stats_timer_, milliseconds(config_.stats_interval_s * 1000), &Bridge::LogStats);
-  Every(safety_poll_timer_, milliseconds(kSafetyPollIntervalMs), &Bridge::DrainConsumer);
+  Every(stats_timer_, milliseconds(config_.stats_interval_s * 1000), [this] { LogStats(); });
+  Every(safety_poll_timer_, milliseconds(kSafetyPollIntervalMs), [this] { DrainConsumer(); });
   logger_.Info(
       "bridge started: consuming " + std::to_string(topics.size()) + " delay topic(s) as group " +
       config_.group_id + (instance_id.empty() ? std::string() : " member " + instance_id) +
@@ -204,13 +211,15 @@ void Bridge::Fail(const Status& status) {
   io_.stop();
 }
 
-void Bridge::Every(boost::asio::steady_timer& timer, milliseconds period, void (Bridge::*step)()) {
+void Bridge::Every(boost::asio::steady_timer& timer, milliseconds period,
+                   std::function<void()> step) {
   timer.expires_after(period);
-  timer.async_wait([this, &timer, period, step](const boost::system::error_code& ec) {
-    if (ec) return;
-    (this->*step)();
-    Every(timer, period, step);
-  });
+  timer.async_wait(
+      [this, &timer, period, step = std::move(step)](const boost::system::error_code& ec) mutable {
+        if (ec) return;
+        step();
+        Every(timer, period, std::move(step));
+      });
 }
 
 // ---- consumer side ----
@@ -481,83 +490,6 @@ void Bridge::DeliverBehind(PartitionStore& store, const IncomingRecord& in, Dela
   deliverer_->ProduceNow(store.id(), std::move(record), DeliveryForm::kRecord);
 }
 
-void Bridge::GroupCommit() {
-  if (group_commit_in_flight_) return;  // the timer starts the next one after it finished
-  auto syncs = std::make_shared<std::vector<StoreSync>>();
-  for (auto& [id, store] : stores_) {
-    if (!store->needs_sync()) continue;
-    auto begun = store->BeginSync();
-    if (!begun.ok()) {
-      // Nothing was synced and the store stays usable (a full disk): its offsets wait.
-      ++sync_failures_;
-      warnings_.Warn(begun.status().ToString() + " (retried at the next group commit)");
-      continue;
-    }
-    syncs->push_back(StoreSync{id, std::move(begun).value(), Status::Ok()});
-  }
-  if (syncs->empty()) return MarkDurableOffsets();  // dead-letter acknowledgements count too
-  group_commit_in_flight_ = true;
-  const auto started = std::chrono::steady_clock::now();
-  disk_.Submit(
-      [syncs] {
-        // All stores at once: the commit waits for the slowest store, not for their sum.
-        std::vector<std::function<Status()>> runs;
-        for (StoreSync& s : *syncs) {
-          runs.push_back([&s] {
-            s.run_status = s.sync->Run();
-            return Status::Ok();
-          });
-        }
-        return storage::RunConcurrently(runs);
-      },
-      [this, syncs, started](const Status&) {
-        const int64_t disk_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                                    std::chrono::steady_clock::now() - started)
-                                    .count();
-        group_commit_us_.Record(disk_us);
-        FinishGroupCommit(*syncs, disk_us / 1000);
-      });
-}
-
-void Bridge::FinishGroupCommit(std::vector<StoreSync>& syncs, int64_t disk_ms) {
-  group_commit_in_flight_ = false;
-  Status failed;
-  for (StoreSync& s : syncs) {
-    // Revocation finishes the disk work before it closes a store, so the store is there. Every
-    // store's sync is finished, so none is left in flight by another's failure.
-    Status finished = stores_.at(s.store)->FinishSync(std::move(s.sync), s.run_status);
-    if (!finished.ok() && failed.ok()) failed = finished;
-  }
-  // A failed fdatasync may have lost pages: only a reopen (the restart) can tell what is there.
-  if (!failed.ok()) return Fail(failed);
-  if (disk_ms >= kSlowSyncMs) {
-    warnings_.Warn("slow disk: syncing " + std::to_string(syncs.size()) + " stores took " +
-                   std::to_string(disk_ms) + " ms (ingest and delivery go on; offsets are " +
-                   "marked when it is done)");
-  }
-  MarkDurableOffsets();
-}
-
-void Bridge::MarkDurableOffsets() {
-  // Records acknowledged in a transaction that then failed are not finished.
-  if (transaction_failed_) return;
-  for (auto& [id, store] : stores_) {
-    if (auto offset = store->offsets().TakeCommittable()) {
-      if (Status s = store->MarkCommittable(*offset); !s.ok()) warnings_.Warn(s.ToString());
-    }
-  }
-}
-
-void Bridge::CommitProgress() {
-  const int64_t now_ms = clock_.now_ms();
-  std::map<TopicPartitionId, CommittedOffset> commits;
-  for (auto& [id, store] : stores_) {
-    EndRebuildWhenCaughtUp(*store, now_ms);
-    if (auto commit = store->TakeProgressToCommit(now_ms, false)) commits[id] = std::move(*commit);
-  }
-  consumer_->CommitAsync(commits);
-}
-
 void Bridge::ScheduleTransaction(milliseconds delay) {
   transaction_timer_.expires_after(delay);
   transaction_timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -588,7 +520,7 @@ Bridge::CutResult Bridge::CutTransaction(bool force, bool resume) {
   const int64_t now_ms = clock_.now_ms();
   std::map<TopicPartitionId, RecordPosition> checkpoints;
   for (auto& [id, store] : stores_) {
-    EndRebuildWhenCaughtUp(*store, now_ms);
+    EndRebuildWhenCaughtUp(*store, now_ms, logger_);
     if (store->catching_up()) continue;  // delivers nothing meanwhile
     const auto last = prepared.last_produced.find(id);
     const auto checkpoint = store->TransactionCheckpoint(
@@ -628,7 +560,7 @@ Bridge::CutResult Bridge::CutTransaction(bool force, bool resume) {
   return CutResult::kCommitted;
 }
 
-bool Bridge::CutTransactionBeforeRevoke() {
+bool Bridge::CutBeforeRevoke() {
   const auto deadline = std::chrono::steady_clock::now() + milliseconds(kFlushTimeoutMs);
   while (!transaction_failed_) {
     // Nothing more may be produced until the partitions are released.
@@ -693,19 +625,19 @@ Bridge::CutResult Bridge::RollBackTransaction(const Status& why,
   return CutResult::kRolledBack;
 }
 
+void Bridge::RollBackLost(const std::vector<TopicPartitionId>& lost) {
+  RollBackTransaction(Status::Unavailable("lost " + std::to_string(lost.size()) +
+                                          " partition(s): the group gave them to another member "
+                                          "(a session timeout missed)"),
+                      lost);
+}
+
 void Bridge::FailTransaction(const Status& status) {
   transaction_failed_ = true;
+  committer_->StopMarking();
   Fail(Status::Unavailable("transaction failed: " + status.message() +
                            " (nothing of it is visible to read_committed consumers; a restart "
                            "resumes from the last committed one)"));
-}
-
-void Bridge::EndRebuildWhenCaughtUp(PartitionStore& store, int64_t now_ms) {
-  if (auto done = store.EndRebuildWhenCaughtUp(now_ms)) {
-    logger_.Info("rebuilt " + store.id().ToString() + ": read the delay topic again up to offset " +
-                 std::to_string(done->caught_up_offset) + " in " +
-                 std::to_string(done->elapsed_ms) + " ms; committing this store's progress");
-  }
 }
 
 // ---- delivery side ----
@@ -848,9 +780,10 @@ void Bridge::LogStats() {
       std::to_string(dead_letters_dropped_) + " corrupt=" + std::to_string(corrupt_records_) +
       " preload_retries=" + std::to_string(preload_retries_) + " clock_steps_back=" +
       std::to_string(clock_steps_back_) + " append_failures=" + std::to_string(append_failures_) +
-      " sync_failures=" + std::to_string(sync_failures_) + " held=" + std::to_string(held_.size()) +
-      " in_memory=" + std::to_string(d.in_memory) + " in_wheel=" + std::to_string(d.in_wheel) +
-      " in_flight=" + std::to_string(d.in_flight) + " stores=" + std::to_string(stores_.size()) +
+      " sync_failures=" + std::to_string(committer_->sync_failures()) +
+      " held=" + std::to_string(held_.size()) + " in_memory=" + std::to_string(d.in_memory) +
+      " in_wheel=" + std::to_string(d.in_wheel) + " in_flight=" + std::to_string(d.in_flight) +
+      " stores=" + std::to_string(stores_.size()) +
       " | lateness at produce: " + LatenessSummaryMs(stats_lateness_at_produce_) +
       " | lateness at ack: " + LatenessSummaryMs(stats_lateness_at_ack_));
   stats_lateness_at_produce_.Reset();
@@ -922,7 +855,7 @@ BridgeMetrics Bridge::GatherMetrics(const DeliveryStats& d) {
   m.dead_letters_dropped = dead_letters_dropped_;
   m.corrupt_records = corrupt_records_;
   m.append_failures = append_failures_;
-  m.sync_failures = sync_failures_;
+  m.sync_failures = committer_->sync_failures();
   m.preload_retries = preload_retries_;
   m.clock_steps_back = clock_steps_back_;
   m.exactly_once = config_.exactly_once();
@@ -948,7 +881,7 @@ BridgeMetrics Bridge::GatherMetrics(const DeliveryStats& d) {
     m.partitions.push_back(std::move(p));
   }
   m.lateness_ms = &lateness_ms_;
-  m.group_commit_us = &group_commit_us_;
+  m.group_commit_us = &committer_->group_commit_us();
   return m;
 }
 
@@ -1176,77 +1109,7 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions, bool los
   }
   if (owned.empty()) return;
   DropHeldRecords(owned);
-  if (lost && config_.exactly_once() && !transaction_failed_) {
-    // Their new owner may already deliver them again: the open transaction must never commit.
-    RollBackTransaction(
-        Status::Unavailable("lost " + std::to_string(owned.size()) +
-                            " partition(s): the group gave them to another member (a session "
-                            "timeout missed)"),
-        owned);
-    return;
-  }
-  // 0. Let the disk work in flight (group commit, checkpoint writes) finish and take effect.
-  disk_.Finish();
-  // 1. Make every appended record durable.
-  for (const auto& id : owned) {
-    if (Status s = stores_[id]->Sync(); !s.ok()) logger_.Error(s.ToString());
-  }
-  // exactly_once: commit what was produced, with every partition's progress, in a transaction.
-  const bool committed =
-      config_.exactly_once() && !transaction_failed_ && CutTransactionBeforeRevoke();
-  // 2. Wait for the acknowledgements of what is in flight (deliveries and dead letters), apply
-  //    them, and have the delivery thread drop the partitions' records.
-  const Deliverer::ReleaseResult released = deliverer_->Release(owned, kFlushTimeoutMs);
-  if (!released.flushed) {
-    logger_.Warn("revoke: some produced records were not acknowledged within " +
-                 std::to_string(kFlushTimeoutMs) + " ms; they will be delivered again");
-  }
-  if (committed) deliverer_->Resume();  // the cut left it holding
-  ApplyAcks();
-  if (config_.exactly_once()) return CloseStores(owned, released.released, committed);
-  // 3. Mark what the stores durably hold, and commit the partitions' progress to Kafka.
-  const int64_t now_ms = clock_.now_ms();
-  std::map<TopicPartitionId, CommittedOffset> commits;
-  for (const auto& id : owned) {
-    if (auto offset = stores_[id]->offsets().Committable()) {
-      if (Status s = stores_[id]->MarkCommittable(*offset); !s.ok()) logger_.Warn(s.ToString());
-    }
-    EndRebuildWhenCaughtUp(*stores_[id], now_ms);
-    if (auto commit = stores_[id]->TakeProgressToCommit(now_ms, true)) commits[id] = *commit;
-  }
-  if (Status s = consumer_->CommitSync(commits); !s.ok()) {
-    logger_.Warn("revoke: " + s.ToString() +
-                 " (the next owner starts from the previous commit: more records are read again, "
-                 "and some delivered again)");
-  }
-  // 4. Checkpoint, then close the stores.
-  CloseStores(owned, released.released, true);
-}
-
-void Bridge::CloseStores(const std::vector<TopicPartitionId>& ids, size_t released_records,
-                         bool committed) {
-  const int64_t now_ms = clock_.now_ms();
-  for (const auto& id : ids) {
-    PartitionStore& store = *stores_[id];
-    if (store.exactly_once() && committed) {
-      // The marker covers exactly what the store holds, and the last transaction committed.
-      Status closed = store.PersistCheckpoint(now_ms);
-      if (auto offset = store.offsets().Committable(); closed.ok() && offset) {
-        closed = store.MarkCommittable(*offset);
-      }
-      if (closed.ok()) closed = store.MarkClosedCleanly();
-      if (!closed.ok()) logger_.Error(closed.ToString() + " (the store is rebuilt when assigned)");
-    } else if (!store.exactly_once()) {
-      if (Status s = store.PersistCheckpoint(now_ms); !s.ok()) logger_.Error(s.ToString());
-    }
-    const auto committed = store.last_commit();
-    logger_.Info("revoked " + id.ToString() +
-                 ": checkpoint=" + PositionString(store.last_persisted()) + " committed_offset=" +
-                 (committed ? std::to_string(committed->offset) + " (" + committed->metadata + ")"
-                            : std::string("none")));
-    stores_.erase(id);
-  }
-  logger_.Info("released " + std::to_string(released_records) + " records from memory");
+  revoker_->Revoke(owned, lost);
 }
 
 }  // namespace delaybridge::plugin

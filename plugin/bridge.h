@@ -22,6 +22,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -39,13 +40,15 @@
 #include "plugin/kafka_stats_file.h"
 #include "plugin/kafka_wakeup.h"
 #include "plugin/log.h"
+#include "plugin/offset_committer.h"
+#include "plugin/partition_revoker.h"
 #include "plugin/partition_store.h"
 #include "plugin/source_consumer.h"
 #include "plugin/warning_throttle.h"
 
 namespace delaybridge::plugin {
 
-class Bridge final : public RebalanceListener {
+class Bridge final : public RebalanceListener, private RevokeTransactions {
  public:
   // bootstrap_servers: the resolved broker list (the embedded broker's address when the
   // configuration says "embedded").
@@ -88,20 +91,6 @@ class Bridge final : public RebalanceListener {
   void RetryHeldRecords();
   // Revoked or reloaded partitions: their held records are read again by whoever reads next.
   void DropHeldRecords(const std::vector<TopicPartitionId>& partitions);
-  // Group commit: begins a sync of every store with new appends and runs the fdatasyncs on
-  // the DiskWorker; FinishGroupCommit then makes them count and commits source offsets.
-  struct StoreSync {
-    TopicPartitionId store;
-    std::unique_ptr<storage::PendingSync> sync;
-    Status run_status;
-  };
-  void GroupCommit();
-  void FinishGroupCommit(std::vector<StoreSync>& syncs, int64_t disk_ms);
-  // Records in each store's marker what the store durably holds (a restart reads on from there).
-  void MarkDurableOffsets();
-  // Commits each partition's progress (low watermark and metadata) when it moved.
-  void CommitProgress();
-  void EndRebuildWhenCaughtUp(PartitionStore& store, int64_t now_ms);
 
   // exactly_once. A record asking for a time before the committed checkpoint: delivered now,
   // finished when the transaction holding it commits.
@@ -114,8 +103,11 @@ class Bridge final : public RebalanceListener {
   // force: commit every partition's progress, changed or not; resume: let the delivery thread
   // produce again once committed (else the caller Resumes it).
   CutResult CutTransaction(bool force, bool resume);
-  // For a revocation: cuts until one is exact (up to kFlushTimeoutMs).
-  bool CutTransactionBeforeRevoke();
+  // RevokeTransactions, for the PartitionRevoker.
+  bool transaction_failed() const override { return transaction_failed_; }
+  // Cuts until one is exact (up to kFlushTimeoutMs).
+  bool CutBeforeRevoke() override;
+  void RollBackLost(const std::vector<TopicPartitionId>& lost) override;
   // An aborted transaction: its acknowledgements are in the stores, so every store except the
   // lost ones is reopened from the last committed transaction and reading moves back to it.
   // Gives up (FailTransaction) when the producer cannot go on or after kMaxRollbacks in a row
@@ -169,13 +161,8 @@ class Bridge final : public RebalanceListener {
                    std::optional<int64_t> committed_offset,
                    const std::optional<ProgressMetadata>& kafka_state,
                    std::optional<int64_t> start);
-  // released_records: how many records of these stores the Deliverer dropped from memory.
-  // committed: exactly_once, the last transaction committed (else the stores are left to be
-  // rebuilt).
-  void CloseStores(const std::vector<TopicPartitionId>& ids, size_t released_records,
-                   bool committed);
   void Every(boost::asio::steady_timer& timer, std::chrono::milliseconds period,
-             void (Bridge::*step)());
+             std::function<void()> step);
 
   const BridgeConfig config_;
   const std::string bootstrap_servers_;
@@ -205,7 +192,10 @@ class Bridge final : public RebalanceListener {
   std::unique_ptr<KafkaWakeup> consumer_wakeup_;
   bool consumer_wakeup_armed_ = false;
 
-  std::map<TopicPartitionId, std::unique_ptr<PartitionStore>> stores_;
+  PartitionStores stores_;
+  // Use stores_, the DiskWorker, the Deliverer and the consumer: made in Start() after them.
+  std::unique_ptr<OffsetCommitter> committer_;
+  std::unique_ptr<PartitionRevoker> revoker_;
 
   uint64_t consumed_ = 0;
   uint64_t stored_ = 0;
@@ -225,7 +215,6 @@ class Bridge final : public RebalanceListener {
   LatenessHistogram lateness_ms_;        // every acknowledged delivery, for /metrics
   LatenessHistogram stats_lateness_at_produce_;  // since the last stats line
   LatenessHistogram stats_lateness_at_ack_;      // since the last stats line
-  LatenessHistogram group_commit_us_;            // every group commit's disk time
   uint64_t delivered_ = 0;                       // totals of the Deliverer's per-interval stats
   uint64_t delivery_retries_ = 0;
   uint64_t delivery_refused_ = 0;  // refused for good by the target, dead-lettered instead
@@ -234,7 +223,6 @@ class Bridge final : public RebalanceListener {
   uint64_t corrupt_records_ = 0;
   uint64_t preload_retries_ = 0;   // walks stopped at a second unreadable for now
   uint64_t append_failures_ = 0;   // appends a store could not take (the record was held)
-  uint64_t sync_failures_ = 0;     // group-commit syncs that could not start (retried)
   uint64_t clock_steps_back_ = 0;  // wall-clock steps back of kClockStepMs or more
   int64_t last_clock_ms_ = 0;      // the clock at the last preload walk
 
@@ -242,7 +230,6 @@ class Bridge final : public RebalanceListener {
   int64_t held_retry_ms_ = 0;        // back-off before the next retry
   int64_t held_since_ms_ = 0;
 
-  bool group_commit_in_flight_ = false;
   bool consumption_paused_ = false;  // in-memory records reached max_preloaded_records
   bool stopping_ = false;
   bool transaction_failed_ = false;  // nothing may be committed or marked any more
