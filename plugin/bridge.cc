@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <filesystem>
-#include <set>
 #include <thread>
 
 #include "plugin/dead_letter.h"
@@ -26,12 +25,10 @@ constexpr int kFlushTimeoutMs = 10'000;         // revoke/shutdown wait for ackn
 constexpr int kCommittedTimeoutMs = 10'000;     // assign: reading the group's offsets
 constexpr int kWatermarkTimeoutMs = 5'000;      // assign: asking for a partition's end
 constexpr int64_t kAfterRollbackMs = 1000;      // the next cut after an aborted transaction
-constexpr int kMaxRollbacks = 20;  // aborts in a row, none teaching a refusal, before giving up
-constexpr int64_t kNotExactRetryMs = 5;       // a cut put off: the due record is on its way
-constexpr int64_t kHeldRetryMinMs = 100;      // held records: first retry of the store
-constexpr int64_t kHeldRetryMaxMs = 5'000;    // held records: back-off cap
-constexpr int64_t kClockStepMs = 1'000;       // a wall-clock step back this large is reported
-constexpr int64_t kDeliveryAnswerMs = 2'000;  // /healthz, /metrics: the delivery thread's answer
+constexpr int64_t kHeldRetryMinMs = 100;        // held records: first retry of the store
+constexpr int64_t kHeldRetryMaxMs = 5'000;      // held records: back-off cap
+constexpr int64_t kClockStepMs = 1'000;         // a wall-clock step back this large is reported
+constexpr int64_t kDeliveryAnswerMs = 2'000;    // /healthz, /metrics: the delivery thread's answer
 constexpr int kBrokerProbeTimeoutMs = 2'000;  // /readyz: a metadata request after brokers went down
 // A step back this large stops the bridge: librdkafka's threads wait for deadlines on the wall
 // clock (librdkafka issue #2145), so its producer and consumer can stall for as long as the step.
@@ -143,10 +140,20 @@ Status Bridge::Start() {
   consumer_ = std::move(consumer).value();
   committer_ = std::make_unique<OffsetCommitter>(stores_, disk_, *consumer_, logger_, warnings_,
                                                  [this](const Status& s) { Fail(s); });
-  RevokeTransactions* const transactions =
-      config_.exactly_once() ? static_cast<RevokeTransactions*>(this) : nullptr;
+  if (config_.exactly_once()) {
+    TransactionCutter::Hooks hooks;
+    hooks.apply_acks = [this](const AckBatch& acks) { ApplyAckBatch(acks); };
+    hooks.reopen_stores = [this](const std::vector<TopicPartitionId>& dropped,
+                                 const std::vector<TopicPartitionId>& reload) {
+      return ReopenStores(dropped, reload);
+    };
+    hooks.fail = [this](const Status& s) { Fail(s); };
+    cutter_ = std::make_unique<TransactionCutter>(
+        stores_, disk_, *deliverer_, *consumer_, *committer_, std::move(hooks), logger_, clock_,
+        kFlushTimeoutMs, static_cast<int>(config_.transaction_timeout_ms));
+  }
   revoker_ = std::make_unique<PartitionRevoker>(
-      stores_, disk_, *deliverer_, *committer_, transactions,
+      stores_, disk_, *deliverer_, *committer_, cutter_.get(),
       [this](const AckBatch& acks) { ApplyAckBatch(acks); }, logger_, clock_, kFlushTimeoutMs);
 
   auto consumer_wakeup = consumer_->MakeWakeup(io_);
@@ -259,11 +266,11 @@ void Bridge::ApplyBackpressure() {
 void Bridge::DrainConsumer() {
   if (stopping_) return;
   ApplyBackpressure();
-  const uint64_t reloads = rollbacks_;
+  const uint64_t reloads = cutter_ ? cutter_->rollbacks() : 0;
   std::vector<IncomingRecord> records = consumer_->Poll(kConsumeBatch);
   // A rollback in a rebalance callback served by Poll moved reading back: these were fetched
   // before it, and ingesting them would make the records read again look fetched twice.
-  if (rollbacks_ != reloads) records.clear();
+  if (cutter_ && cutter_->rollbacks() != reloads) records.clear();
   consumed_ += records.size();
   std::vector<DueRecord> due;
   for (auto& record : records) {
@@ -498,152 +505,30 @@ void Bridge::ScheduleTransaction(milliseconds delay) {
 }
 
 void Bridge::OnTransactionTimer() {
-  if (stopping_ || transaction_failed_) return;
-  const CutResult result = CutTransaction(false, true);
+  if (stopping_ || transaction_failed()) return;
+  using CutResult = TransactionCutter::CutResult;
+  const CutResult result = cutter_->Cut(false, true);
   if (result == CutResult::kFailed) return;
   // After a rollback the group is most likely rebalancing: give it time to settle.
-  ScheduleTransaction(milliseconds(result == CutResult::kNotExact ? kNotExactRetryMs
-                                   : result == CutResult::kRolledBack
-                                       ? kAfterRollbackMs
-                                       : config_.transaction_interval_ms));
+  ScheduleTransaction(
+      milliseconds(result == CutResult::kNotExact     ? TransactionCutter::kNotExactRetryMs
+                   : result == CutResult::kRolledBack ? kAfterRollbackMs
+                                                      : config_.transaction_interval_ms));
 }
 
-Bridge::CutResult Bridge::CutTransaction(bool force, bool resume) {
-  const auto started = std::chrono::steady_clock::now();
-  Deliverer::PreparedCommit prepared = deliverer_->PrepareCommit(kFlushTimeoutMs);
-  if (!prepared.status.ok()) return RollBackTransaction(prepared.status, {});
-  ApplyAckBatch(prepared.acks);
-  std::set<TopicPartitionId> touched;
-  for (const auto& [id, position] : prepared.last_produced) touched.insert(id);
-  for (const auto& ack : prepared.acks.dead_lettered) touched.insert(ack.store);
-  for (const auto& answer : prepared.acks.cancels) touched.insert(answer.store);
-  const int64_t now_ms = clock_.now_ms();
-  std::map<TopicPartitionId, RecordPosition> checkpoints;
-  for (auto& [id, store] : stores_) {
-    EndRebuildWhenCaughtUp(*store, now_ms, logger_);
-    if (store->catching_up()) continue;  // delivers nothing meanwhile
-    const auto last = prepared.last_produced.find(id);
-    const auto checkpoint = store->TransactionCheckpoint(
-        prepared.cut_ms, now_ms,
-        last == prepared.last_produced.end() ? std::nullopt : std::optional(last->second));
-    if (!checkpoint) {
-      ++transactions_not_exact_;
-      deliverer_->Resume();
-      return CutResult::kNotExact;
-    }
-    checkpoints[id] = *checkpoint;
-  }
-  const Result<GroupMetadata> group = consumer_->CurrentGroupMetadata();
-  if (!group.ok()) {
-    deliverer_->Resume();
-    return CutResult::kNotMember;
-  }
-  std::map<TopicPartitionId, CommittedOffset> commits;
-  for (const auto& [id, checkpoint] : checkpoints) {
-    if (auto commit =
-            stores_[id]->TransactionProgress(checkpoint, now_ms, force || touched.count(id))) {
-      commits[id] = std::move(*commit);
-    }
-  }
-  if (Status s = deliverer_->CommitTransaction(
-          commits, group->get(), static_cast<int>(config_.transaction_timeout_ms), resume);
-      !s.ok()) {
-    return RollBackTransaction(s, {});
-  }
-  for (const auto& [id, commit] : commits) stores_[id]->TransactionCommitted(checkpoints[id]);
-  if (!commits.empty()) consumer_->BrokersAnswered();  // the transaction coordinator did
-  ++transactions_;
-  rollbacks_in_a_row_ = 0;
-  transaction_max_ms_ = std::max<int64_t>(
-      transaction_max_ms_,
-      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started).count());
-  return CutResult::kCommitted;
-}
-
-bool Bridge::CutBeforeRevoke() {
-  const auto deadline = std::chrono::steady_clock::now() + milliseconds(kFlushTimeoutMs);
-  while (!transaction_failed_) {
-    // Nothing more may be produced until the partitions are released.
-    const CutResult result = CutTransaction(true, false);
-    if (result == CutResult::kCommitted || result == CutResult::kFailed) {
-      return result == CutResult::kCommitted;
-    }
-    // kRolledBack: the reloaded stores are caught up or rebuilding; the next cut commits them.
-    if (std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(milliseconds(kNotExactRetryMs));
-  }
-  if (!transaction_failed_) {
-    FailTransaction(Status::Unavailable("revoke: no transaction could commit within " +
-                                        std::to_string(kFlushTimeoutMs) + " ms"));
-  }
-  return false;
-}
-
-Bridge::CutResult Bridge::RollBackTransaction(const Status& why,
-                                              const std::vector<TopicPartitionId>& lost) {
-  if (why.code() == Status::Code::kFailedPrecondition || ++rollbacks_in_a_row_ > kMaxRollbacks) {
-    FailTransaction(why);
-    return CutResult::kFailed;
-  }
-  ++rollbacks_;
-  const Deliverer::AbortResult aborted =
-      deliverer_->AbortTransaction(static_cast<int>(config_.transaction_timeout_ms));
-  if (!aborted.status.ok()) {
-    FailTransaction(aborted.status);
-    return CutResult::kFailed;
-  }
-  // What the aborted transaction acknowledged is in the stores' trackers and progress: the stores
-  // are dropped without writing anything, and reopened from the last committed transaction
-  // (rebuilt from the delay topic: no clean close).
-  std::vector<TopicPartitionId> all;
-  std::vector<TopicPartitionId> reload;
-  for (const auto& [id, store] : stores_) {
-    all.push_back(id);
-    if (std::find(lost.begin(), lost.end(), id) == lost.end()) reload.push_back(id);
-  }
-  logger_.Warn("transaction aborted: " + why.message() +
-               "; none of it is visible to read_committed consumers. Reloading " +
-               std::to_string(reload.size()) +
-               " partition(s) from the last committed transaction (" +
-               std::to_string(rollbacks_in_a_row_) + " in a row)");
-  // A refused record moves on to its next form in a few aborts each (alone, dead letter,
-  // reduced): only aborts that taught nothing count towards giving up.
-  if (aborted.learnt_refusal) rollbacks_in_a_row_ = 0;
-  disk_.Finish();  // its completions look the stores up
-  const Deliverer::ReleaseResult released = deliverer_->Release(all, 0);
-  stores_.clear();
-  DropHeldRecords(all);  // reading moves back to the last committed transaction
-  logger_.Info("released " + std::to_string(released.released) + " records from memory");
-  const std::map<TopicPartitionId, int64_t> starts = OpenStores(reload);
-  if (exit_code_ != 0) return CutResult::kFailed;  // a store could not be opened
-  if (Status s = consumer_->Seek(reload, starts); !s.ok()) {
-    FailTransaction(s);
-    return CutResult::kFailed;
-  }
-  deliverer_->Resume();
+Result<std::map<TopicPartitionId, int64_t>> Bridge::ReopenStores(
+    const std::vector<TopicPartitionId>& dropped, const std::vector<TopicPartitionId>& reload) {
+  DropHeldRecords(dropped);  // reading moves back to the last committed transaction
+  std::map<TopicPartitionId, int64_t> starts = OpenStores(reload);
+  if (exit_code_ != 0) return Status::Unavailable("the bridge is stopping");
   boost::asio::post(io_, [this] { Preload(); });
-  return CutResult::kRolledBack;
-}
-
-void Bridge::RollBackLost(const std::vector<TopicPartitionId>& lost) {
-  RollBackTransaction(Status::Unavailable("lost " + std::to_string(lost.size()) +
-                                          " partition(s): the group gave them to another member "
-                                          "(a session timeout missed)"),
-                      lost);
-}
-
-void Bridge::FailTransaction(const Status& status) {
-  transaction_failed_ = true;
-  committer_->StopMarking();
-  Fail(Status::Unavailable("transaction failed: " + status.message() +
-                           " (nothing of it is visible to read_committed consumers; a restart "
-                           "resumes from the last committed one)"));
+  return starts;
 }
 
 // ---- delivery side ----
 
 void Bridge::Preload() {
-  if (stopping_ || transaction_failed_) return;
+  if (stopping_ || transaction_failed()) return;
   const int64_t now_ms = clock_.now_ms();
   NoticeClockStepBack(now_ms);
   if (exit_code_ != 0) return;
@@ -769,10 +654,10 @@ void Bridge::LogStats() {
       " cancel_unknown=" + std::to_string(cancel_unknown_) +
       (config_.exactly_once()
            ? " delivered_behind=" + std::to_string(delivered_behind_) +
-                 " transactions=" + std::to_string(transactions_) +
-                 " transaction_cuts_put_off=" + std::to_string(transactions_not_exact_) +
-                 " transactions_aborted=" + std::to_string(rollbacks_) +
-                 " transaction_max_ms=" + std::to_string(std::exchange(transaction_max_ms_, 0))
+                 " transactions=" + std::to_string(cutter_->transactions()) +
+                 " transaction_cuts_put_off=" + std::to_string(cutter_->cuts_put_off()) +
+                 " transactions_aborted=" + std::to_string(cutter_->rollbacks()) +
+                 " transaction_max_ms=" + std::to_string(cutter_->TakeLongestCutMs())
            : std::string()) +
       " delivered=" + std::to_string(delivered_) + " delivery_retries=" +
       std::to_string(delivery_retries_) + " delivery_refused=" + std::to_string(delivery_refused_) +
@@ -859,8 +744,8 @@ BridgeMetrics Bridge::GatherMetrics(const DeliveryStats& d) {
   m.preload_retries = preload_retries_;
   m.clock_steps_back = clock_steps_back_;
   m.exactly_once = config_.exactly_once();
-  m.transactions = transactions_;
-  m.transactions_aborted = rollbacks_;
+  m.transactions = cutter_ ? cutter_->transactions() : 0;
+  m.transactions_aborted = cutter_ ? cutter_->rollbacks() : 0;
   m.in_memory = d.in_memory;
   m.in_wheel = d.in_wheel;
   m.in_flight = static_cast<uint64_t>(std::max(d.in_flight, 0));
@@ -937,8 +822,8 @@ std::map<TopicPartitionId, int64_t> Bridge::OnAssigned(
   // transaction to settle (up to transaction_timeout_ms). No transaction of this instance may
   // stay open meanwhile, or the broker aborts it at that same timeout and fences the producer:
   // commit, and produce nothing until the stores are open.
-  const bool held = config_.exactly_once() && !transaction_failed_ && !partitions.empty() &&
-                    CutTransaction(false, false) == CutResult::kCommitted;
+  const bool held = config_.exactly_once() && !transaction_failed() && !partitions.empty() &&
+                    cutter_->Cut(false, false) == TransactionCutter::CutResult::kCommitted;
   std::map<TopicPartitionId, int64_t> starts = OpenStores(partitions);
   if (held) deliverer_->Resume();
   // Start loading the new stores without waiting for the next preload tick.

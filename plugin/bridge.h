@@ -6,11 +6,13 @@
 // producer, so no disk or ingest work ever delays a delivery. The guarantees and the
 // re-delivery bound are described in docs/bridge.md.
 //
-// With delivery.guarantee exactly_once no offset is committed on its own: every
-// transaction_interval_ms the bridge cuts a transaction (CutTransaction), which commits the
-// deliveries and dead letters produced since the last one together with each partition's
-// progress; a failed transaction is aborted and the stores are reloaded from the last committed
-// one (RollBackTransaction), or, when the producer cannot go on, the bridge stops.
+// The rules about what is committed when are in parts the bridge wires: OffsetCommitter (group
+// commit, markers, at-least-once progress commits), PartitionRevoker (the order of a
+// revocation) and, with delivery.guarantee exactly_once, TransactionCutter (every
+// transaction_interval_ms a transaction commits the deliveries and dead letters produced since
+// the last one together with each partition's progress; a failed one is aborted and the stores
+// are reloaded from the last committed one, or, when the producer cannot go on, the bridge
+// stops).
 //
 // Thread-safety: construct, Run() and destroy on one thread. librdkafka's internal threads
 // never touch bridge state: consumer callbacks arrive from calls made on the loop, and the
@@ -44,11 +46,12 @@
 #include "plugin/partition_revoker.h"
 #include "plugin/partition_store.h"
 #include "plugin/source_consumer.h"
+#include "plugin/transaction_cutter.h"
 #include "plugin/warning_throttle.h"
 
 namespace delaybridge::plugin {
 
-class Bridge final : public RebalanceListener, private RevokeTransactions {
+class Bridge final : public RebalanceListener {
  public:
   // bootstrap_servers: the resolved broker list (the embedded broker's address when the
   // configuration says "embedded").
@@ -99,21 +102,11 @@ class Bridge final : public RebalanceListener, private RevokeTransactions {
   // exact.
   void OnTransactionTimer();
   void ScheduleTransaction(std::chrono::milliseconds delay);
-  enum class CutResult { kCommitted, kNotExact, kNotMember, kRolledBack, kFailed };
-  // force: commit every partition's progress, changed or not; resume: let the delivery thread
-  // produce again once committed (else the caller Resumes it).
-  CutResult CutTransaction(bool force, bool resume);
-  // RevokeTransactions, for the PartitionRevoker.
-  bool transaction_failed() const override { return transaction_failed_; }
-  // Cuts until one is exact (up to kFlushTimeoutMs).
-  bool CutBeforeRevoke() override;
-  void RollBackLost(const std::vector<TopicPartitionId>& lost) override;
-  // An aborted transaction: its acknowledgements are in the stores, so every store except the
-  // lost ones is reopened from the last committed transaction and reading moves back to it.
-  // Gives up (FailTransaction) when the producer cannot go on or after kMaxRollbacks in a row
-  // that taught nothing about a refused record.
-  CutResult RollBackTransaction(const Status& why, const std::vector<TopicPartitionId>& lost);
-  void FailTransaction(const Status& status);
+  // exactly_once: a transaction failed, nothing may be committed or marked any more.
+  bool transaction_failed() const { return cutter_ && cutter_->transaction_failed(); }
+  // TransactionCutter's hook after a rollback closed the stores: see Hooks::reopen_stores.
+  Result<std::map<TopicPartitionId, int64_t>> ReopenStores(
+      const std::vector<TopicPartitionId>& dropped, const std::vector<TopicPartitionId>& reload);
 
   // Delivery side (the Deliverer does the delivering).
   void Preload();
@@ -195,6 +188,7 @@ class Bridge final : public RebalanceListener, private RevokeTransactions {
   PartitionStores stores_;
   // Use stores_, the DiskWorker, the Deliverer and the consumer: made in Start() after them.
   std::unique_ptr<OffsetCommitter> committer_;
+  std::unique_ptr<TransactionCutter> cutter_;  // null unless exactly_once
   std::unique_ptr<PartitionRevoker> revoker_;
 
   uint64_t consumed_ = 0;
@@ -207,12 +201,7 @@ class Bridge final : public RebalanceListener, private RevokeTransactions {
   uint64_t cancelled_ = 0;         // cancels whose target was pending: never delivered
   uint64_t cancel_too_late_ = 0;   // cancels whose target was delivered (or produced) already
   uint64_t cancel_unknown_ = 0;    // cancels naming no record the store holds
-  uint64_t transactions_ = 0;
-  uint64_t rollbacks_ = 0;  // transactions aborted, stores reloaded
-  int rollbacks_in_a_row_ = 0;
-  uint64_t transactions_not_exact_ = 0;  // cuts put off because a due record was on its way
-  int64_t transaction_max_ms_ = 0;       // longest cut (deliveries wait meanwhile), per interval
-  LatenessHistogram lateness_ms_;        // every acknowledged delivery, for /metrics
+  LatenessHistogram lateness_ms_;  // every acknowledged delivery, for /metrics
   LatenessHistogram stats_lateness_at_produce_;  // since the last stats line
   LatenessHistogram stats_lateness_at_ack_;      // since the last stats line
   uint64_t delivered_ = 0;                       // totals of the Deliverer's per-interval stats
@@ -232,7 +221,6 @@ class Bridge final : public RebalanceListener, private RevokeTransactions {
 
   bool consumption_paused_ = false;  // in-memory records reached max_preloaded_records
   bool stopping_ = false;
-  bool transaction_failed_ = false;  // nothing may be committed or marked any more
   int exit_code_ = 0;
 };
 

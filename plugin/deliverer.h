@@ -133,33 +133,20 @@ class Deliverer final : public DeliveryControl {
 
   // exactly_once. Produces everything due now, stops producing, and waits up to
   // flush_timeout_ms for every produced record's acknowledgement.
-  struct PreparedCommit {
-    Status status;       // not ok: a record of the open transaction failed; it cannot commit
-    int64_t cut_ms = 0;  // every record handed over and due at or before this was produced
-    AckBatch acks;       // acknowledged since the last PrepareCommit
-    // Per store, the latest position produced in the open transaction.
-    std::map<TopicPartitionId, RecordPosition> last_produced;
-  };
-  PreparedCommit PrepareCommit(int flush_timeout_ms);
+  PreparedCommit PrepareCommit(int flush_timeout_ms) override;
   // After PrepareCommit: commits the open transaction with these offsets (beginning one first
   // if none is open, so progress alone can be committed), then produces again unless told not
   // to (a revocation releases the partitions first, then Resumes).
   Status CommitTransaction(const std::map<TopicPartitionId, CommittedOffset>& offsets,
                            const rd_kafka_consumer_group_metadata_t* group, int timeout_ms,
-                           bool resume);
+                           bool resume) override;
   // After PrepareCommit: produces again, the transaction still open.
   void Resume() override;
   // After a failed PrepareCommit or CommitTransaction: aborts the open transaction (none of its
   // records becomes visible) and forgets what it acknowledged; producing stays stopped until
   // Resume. The owner then reloads its stores from the last committed transaction (Release
   // first). status FailedPrecondition: the producer cannot go on.
-  struct AbortResult {
-    Status status;
-    // Since the last abort a record was refused and now goes in a new form or alone: a later
-    // transaction can get further, so this abort was progress.
-    bool learnt_refusal = false;
-  };
-  AbortResult AbortTransaction(int timeout_ms);
+  AbortResult AbortTransaction(int timeout_ms) override;
 
   AckBatch TakeAcks() override;
   // Blocks the caller until the delivery thread has copied them.

@@ -23,7 +23,7 @@ void EndRebuildWhenCaughtUp(PartitionStore& store, int64_t now_ms, Logger& logge
   }
 }
 
-OffsetCommitter::OffsetCommitter(PartitionStores& stores, DiskJobs& disk, GroupOffsetCommits& group,
+OffsetCommitter::OffsetCommitter(PartitionStores& stores, DiskJobs& disk, ConsumerControl& group,
                                  Logger& logger, WarningThrottle& warnings,
                                  std::function<void(const Status&)> fail)
     : stores_(stores),

@@ -22,8 +22,8 @@
 
 #include "core/lateness_histogram.h"
 #include "core/status.h"
+#include "plugin/consumer_control.h"
 #include "plugin/disk_jobs.h"
-#include "plugin/group_offset_commits.h"
 #include "plugin/log.h"
 #include "plugin/partition_store.h"
 #include "plugin/warning_throttle.h"
@@ -38,9 +38,8 @@ class OffsetCommitter {
  public:
   // fail: a store cannot be used any more (a failed fdatasync may have lost pages); the bridge
   // stops.
-  OffsetCommitter(PartitionStores& stores, DiskJobs& disk, GroupOffsetCommits& group,
-                  Logger& logger, WarningThrottle& warnings,
-                  std::function<void(const Status&)> fail);
+  OffsetCommitter(PartitionStores& stores, DiskJobs& disk, ConsumerControl& group, Logger& logger,
+                  WarningThrottle& warnings, std::function<void(const Status&)> fail);
 
   // Begins a sync of every store with new appends and runs their fdatasyncs on the disk thread;
   // when they finished, marks what the stores durably hold. Does nothing while one is running.
@@ -71,7 +70,7 @@ class OffsetCommitter {
 
   PartitionStores& stores_;
   DiskJobs& disk_;
-  GroupOffsetCommits& group_;
+  ConsumerControl& group_;
   Logger& logger_;
   WarningThrottle& warnings_;
   std::function<void(const Status&)> fail_;

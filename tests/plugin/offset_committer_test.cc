@@ -71,7 +71,7 @@ class OffsetCommitterTest : public ::testing::Test {
   WarningThrottle warnings_{log_.logger(), clock_};
   CallLog calls_;
   FakeDiskJobs disk_{calls_};
-  FakeGroupCommits group_{calls_};
+  FakeConsumer group_{calls_};
   PartitionStores stores_;
   PartitionStore* store_ = nullptr;
   Status failed_;

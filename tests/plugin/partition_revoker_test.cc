@@ -110,7 +110,7 @@ class PartitionRevokerTest : public ::testing::Test {
   CallLog calls_;
   FakeDiskJobs disk_{calls_};
   FakeDelivery delivery_{calls_};
-  FakeGroupCommits group_{calls_};
+  FakeConsumer group_{calls_};
   FakeTransactions transactions_{calls_};
   PartitionStores stores_;
   PartitionStore* store_ = nullptr;

@@ -1,5 +1,5 @@
 // Hand-written fakes of the interfaces the bridge's parts depend on (DiskJobs, DeliveryControl,
-// GroupOffsetCommits, RevokeTransactions). Each appends what it was asked to one shared CallLog,
+// ConsumerControl, RevokeTransactions). Each appends what it was asked to one shared CallLog,
 // so a test asserts the order of steps across them; hooks let a test look at the stores at the
 // moment of a call.
 //
@@ -13,9 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/status.h"
+#include "plugin/consumer_control.h"
 #include "plugin/delivery_control.h"
 #include "plugin/disk_jobs.h"
-#include "plugin/group_offset_commits.h"
 #include "plugin/partition_revoker.h"
 
 namespace delaybridge::plugin {
@@ -62,24 +63,54 @@ class FakeDelivery final : public DeliveryControl {
     released = stores;
     return ReleaseResult{true, records_released};
   }
-  void Resume() override { calls_.push_back("resume"); }
   AckBatch TakeAcks() override {
     calls_.push_back("take acks");
     return std::exchange(acks, AckBatch{});
   }
+  PreparedCommit PrepareCommit(int) override {
+    calls_.push_back("prepare commit");
+    PreparedCommit prepared;
+    prepared.status = prepare_status;
+    prepared.cut_ms = cut_ms;
+    prepared.acks = std::exchange(acks, AckBatch{});
+    return prepared;
+  }
+  Status CommitTransaction(const std::map<TopicPartitionId, CommittedOffset>& offsets,
+                           const rd_kafka_consumer_group_metadata_t*, int, bool resume) override {
+    std::string entry = "commit transaction";
+    for (const auto& [id, commit] : offsets) {
+      entry += " ";
+      entry += id.ToString();
+    }
+    if (resume) entry += ", resume";
+    calls_.push_back(Entry(entry, on_commit_transaction));
+    committed_offsets.push_back(offsets);
+    return commit_status;
+  }
+  void Resume() override { calls_.push_back("resume"); }
+  AbortResult AbortTransaction(int) override {
+    calls_.push_back("abort transaction");
+    return abort_result;
+  }
 
-  std::function<std::string()> on_release;  // appended to the "release" entry
+  std::function<std::string()> on_release;             // appended to the "release" entry
+  std::function<std::string()> on_commit_transaction;  // appended to its entry
   size_t records_released = 0;
-  AckBatch acks;  // what TakeAcks returns (once)
+  AckBatch acks;  // what TakeAcks or PrepareCommit returns (once)
   std::vector<TopicPartitionId> released;
+  Status prepare_status;
+  int64_t cut_ms = 0;
+  Status commit_status;
+  std::vector<std::map<TopicPartitionId, CommittedOffset>> committed_offsets;
+  AbortResult abort_result;
 
  private:
   CallLog& calls_;
 };
 
-class FakeGroupCommits final : public GroupOffsetCommits {
+class FakeConsumer final : public ConsumerControl {
  public:
-  explicit FakeGroupCommits(CallLog& calls) : calls_(calls) {}
+  explicit FakeConsumer(CallLog& calls) : calls_(calls) {}
   void CommitAsync(const std::map<TopicPartitionId, CommittedOffset>& offsets) override {
     calls_.push_back("commit async");
     async_commits.push_back(offsets);
@@ -90,6 +121,23 @@ class FakeGroupCommits final : public GroupOffsetCommits {
     return Status::Ok();
   }
 
+  Result<GroupMetadata> CurrentGroupMetadata() const override {
+    if (!member) return Status::Unavailable("not a member of the group");
+    return GroupMetadata(nullptr, [](rd_kafka_consumer_group_metadata_t*) {});
+  }
+  Status Seek(const std::vector<TopicPartitionId>& partitions,
+              const std::map<TopicPartitionId, int64_t>&) override {
+    std::string entry = "seek";
+    for (const auto& id : partitions) {
+      entry += " ";
+      entry += id.ToString();
+    }
+    calls_.push_back(entry);
+    return Status::Ok();
+  }
+  void BrokersAnswered() override { calls_.push_back("brokers answered"); }
+
+  bool member = true;
   std::function<std::string()> on_commit_sync;  // appended to the "commit sync" entry
   std::vector<std::map<TopicPartitionId, CommittedOffset>> async_commits;
   std::vector<std::map<TopicPartitionId, CommittedOffset>> sync_commits;
