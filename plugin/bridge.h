@@ -1,7 +1,7 @@
 // Bridge: the DelayBridge event loop. One boost::asio::io_context thread (the ingest side) owns
 // the stores and runs draining the consumer (woken by librdkafka through an eventfd),
-// ingesting records into per-partition stores, the group commit (Sync, then commit source
-// offsets), the preloader, applying acknowledgements, checkpoints, stats and signals. Durable
+// ingesting records into per-partition stores, the group commit, the preloader, applying
+// acknowledgements, checkpoints, rebalances, stats and signals. Durable
 // records due soon are handed to the Deliverer, whose own thread runs the timing wheel and the
 // producer, so no disk or ingest work ever delays a delivery. The guarantees and the
 // re-delivery bound are described in docs/bridge.md.

@@ -9,7 +9,7 @@
 //  - progress is committed asynchronously when it moved, and synchronously, after marking, at
 //    a revocation (CommitBeforeClose).
 // With exactly_once the group commit and the markers are the same; progress goes into the
-// transactions instead (the bridge's transaction cutter).
+// transactions instead (TransactionCutter).
 //
 // Thread-safety: none; the bridge's event-loop thread owns it (completions of the disk jobs run
 // there too).
