@@ -5,14 +5,12 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <filesystem>
-#include <set>
 #include <thread>
 
 #include "plugin/dead_letter.h"
 #include "plugin/preloader.h"
 #include "plugin/progress_metadata.h"
 #include "storage/format.h"
-#include "storage/parallel_sync.h"
 
 namespace delaybridge::plugin {
 
@@ -26,14 +24,11 @@ constexpr int64_t kSafetyPollIntervalMs = 100;  // in case an eventfd wake-up wa
 constexpr int kFlushTimeoutMs = 10'000;         // revoke/shutdown wait for acknowledgements
 constexpr int kCommittedTimeoutMs = 10'000;     // assign: reading the group's offsets
 constexpr int kWatermarkTimeoutMs = 5'000;      // assign: asking for a partition's end
-constexpr int64_t kSlowSyncMs = 100;            // a store sync this slow is worth a warning
 constexpr int64_t kAfterRollbackMs = 1000;      // the next cut after an aborted transaction
-constexpr int kMaxRollbacks = 20;  // aborts in a row, none teaching a refusal, before giving up
-constexpr int64_t kNotExactRetryMs = 5;       // a cut put off: the due record is on its way
-constexpr int64_t kHeldRetryMinMs = 100;      // held records: first retry of the store
-constexpr int64_t kHeldRetryMaxMs = 5'000;    // held records: back-off cap
-constexpr int64_t kClockStepMs = 1'000;       // a wall-clock step back this large is reported
-constexpr int64_t kDeliveryAnswerMs = 2'000;  // /healthz, /metrics: the delivery thread's answer
+constexpr int64_t kHeldRetryMinMs = 100;        // held records: first retry of the store
+constexpr int64_t kHeldRetryMaxMs = 5'000;      // held records: back-off cap
+constexpr int64_t kClockStepMs = 1'000;         // a wall-clock step back this large is reported
+constexpr int64_t kDeliveryAnswerMs = 2'000;    // /healthz, /metrics: the delivery thread's answer
 constexpr int kBrokerProbeTimeoutMs = 2'000;  // /readyz: a metadata request after brokers went down
 // A step back this large stops the bridge: librdkafka's threads wait for deadlines on the wall
 // clock (librdkafka issue #2145), so its producer and consumer can stall for as long as the step.
@@ -143,6 +138,23 @@ Status Bridge::Start() {
                                          kafka_stats_.get());
   if (!consumer.ok()) return consumer.status();
   consumer_ = std::move(consumer).value();
+  committer_ = std::make_unique<OffsetCommitter>(stores_, disk_, *consumer_, logger_, warnings_,
+                                                 [this](const Status& s) { Fail(s); });
+  if (config_.exactly_once()) {
+    TransactionCutter::Hooks hooks;
+    hooks.apply_acks = [this](const AckBatch& acks) { ApplyAckBatch(acks); };
+    hooks.reopen_stores = [this](const std::vector<TopicPartitionId>& dropped,
+                                 const std::vector<TopicPartitionId>& reload) {
+      return ReopenStores(dropped, reload);
+    };
+    hooks.fail = [this](const Status& s) { Fail(s); };
+    cutter_ = std::make_unique<TransactionCutter>(
+        stores_, disk_, *deliverer_, *consumer_, *committer_, std::move(hooks), logger_, clock_,
+        kFlushTimeoutMs, static_cast<int>(config_.transaction_timeout_ms));
+  }
+  revoker_ = std::make_unique<PartitionRevoker>(
+      stores_, disk_, *deliverer_, *committer_, cutter_.get(),
+      [this](const AckBatch& acks) { ApplyAckBatch(acks); }, logger_, clock_, kFlushTimeoutMs);
 
   auto consumer_wakeup = consumer_->MakeWakeup(io_);
   if (!consumer_wakeup.ok()) return consumer_wakeup.status();
@@ -159,17 +171,19 @@ Status Bridge::Start() {
     io_.stop();
   });
   ArmConsumerWakeup();
-  Every(commit_timer_, milliseconds(config_.sync_interval_ms), &Bridge::GroupCommit);
-  Every(preload_timer_, milliseconds(kPreloadIntervalMs), &Bridge::Preload);
+  Every(commit_timer_, milliseconds(config_.sync_interval_ms),
+        [this] { committer_->GroupCommit(); });
+  Every(preload_timer_, milliseconds(kPreloadIntervalMs), [this] { Preload(); });
   Every(checkpoint_timer_, milliseconds(config_.checkpoint_interval_ms),
-        &Bridge::PersistCheckpoints);
+        [this] { PersistCheckpoints(); });
   if (config_.exactly_once()) {
     ScheduleTransaction(milliseconds(config_.transaction_interval_ms));
   } else {
-    Every(progress_timer_, milliseconds(config_.checkpoint_interval_ms), &Bridge::CommitProgress);
+    Every(progress_timer_, milliseconds(config_.checkpoint_interval_ms),
+          [this] { committer_->CommitProgress(clock_.now_ms()); });
   }
-  Every(stats_timer_, milliseconds(config_.stats_interval_s * 1000), &Bridge::LogStats);
-  Every(safety_poll_timer_, milliseconds(kSafetyPollIntervalMs), &Bridge::DrainConsumer);
+  Every(stats_timer_, milliseconds(config_.stats_interval_s * 1000), [this] { LogStats(); });
+  Every(safety_poll_timer_, milliseconds(kSafetyPollIntervalMs), [this] { DrainConsumer(); });
   logger_.Info(
       "bridge started: consuming " + std::to_string(topics.size()) + " delay topic(s) as group " +
       config_.group_id + (instance_id.empty() ? std::string() : " member " + instance_id) +
@@ -204,13 +218,15 @@ void Bridge::Fail(const Status& status) {
   io_.stop();
 }
 
-void Bridge::Every(boost::asio::steady_timer& timer, milliseconds period, void (Bridge::*step)()) {
+void Bridge::Every(boost::asio::steady_timer& timer, milliseconds period,
+                   std::function<void()> step) {
   timer.expires_after(period);
-  timer.async_wait([this, &timer, period, step](const boost::system::error_code& ec) {
-    if (ec) return;
-    (this->*step)();
-    Every(timer, period, step);
-  });
+  timer.async_wait(
+      [this, &timer, period, step = std::move(step)](const boost::system::error_code& ec) mutable {
+        if (ec) return;
+        step();
+        Every(timer, period, std::move(step));
+      });
 }
 
 // ---- consumer side ----
@@ -250,11 +266,11 @@ void Bridge::ApplyBackpressure() {
 void Bridge::DrainConsumer() {
   if (stopping_) return;
   ApplyBackpressure();
-  const uint64_t reloads = rollbacks_;
+  const uint64_t reloads = cutter_ ? cutter_->rollbacks() : 0;
   std::vector<IncomingRecord> records = consumer_->Poll(kConsumeBatch);
   // A rollback in a rebalance callback served by Poll moved reading back: these were fetched
   // before it, and ingesting them would make the records read again look fetched twice.
-  if (rollbacks_ != reloads) records.clear();
+  if (cutter_ && cutter_->rollbacks() != reloads) records.clear();
   consumed_ += records.size();
   std::vector<DueRecord> due;
   for (auto& record : records) {
@@ -481,83 +497,6 @@ void Bridge::DeliverBehind(PartitionStore& store, const IncomingRecord& in, Dela
   deliverer_->ProduceNow(store.id(), std::move(record), DeliveryForm::kRecord);
 }
 
-void Bridge::GroupCommit() {
-  if (group_commit_in_flight_) return;  // the timer starts the next one after it finished
-  auto syncs = std::make_shared<std::vector<StoreSync>>();
-  for (auto& [id, store] : stores_) {
-    if (!store->needs_sync()) continue;
-    auto begun = store->BeginSync();
-    if (!begun.ok()) {
-      // Nothing was synced and the store stays usable (a full disk): its offsets wait.
-      ++sync_failures_;
-      warnings_.Warn(begun.status().ToString() + " (retried at the next group commit)");
-      continue;
-    }
-    syncs->push_back(StoreSync{id, std::move(begun).value(), Status::Ok()});
-  }
-  if (syncs->empty()) return MarkDurableOffsets();  // dead-letter acknowledgements count too
-  group_commit_in_flight_ = true;
-  const auto started = std::chrono::steady_clock::now();
-  disk_.Submit(
-      [syncs] {
-        // All stores at once: the commit waits for the slowest store, not for their sum.
-        std::vector<std::function<Status()>> runs;
-        for (StoreSync& s : *syncs) {
-          runs.push_back([&s] {
-            s.run_status = s.sync->Run();
-            return Status::Ok();
-          });
-        }
-        return storage::RunConcurrently(runs);
-      },
-      [this, syncs, started](const Status&) {
-        const int64_t disk_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                                    std::chrono::steady_clock::now() - started)
-                                    .count();
-        group_commit_us_.Record(disk_us);
-        FinishGroupCommit(*syncs, disk_us / 1000);
-      });
-}
-
-void Bridge::FinishGroupCommit(std::vector<StoreSync>& syncs, int64_t disk_ms) {
-  group_commit_in_flight_ = false;
-  Status failed;
-  for (StoreSync& s : syncs) {
-    // Revocation finishes the disk work before it closes a store, so the store is there. Every
-    // store's sync is finished, so none is left in flight by another's failure.
-    Status finished = stores_.at(s.store)->FinishSync(std::move(s.sync), s.run_status);
-    if (!finished.ok() && failed.ok()) failed = finished;
-  }
-  // A failed fdatasync may have lost pages: only a reopen (the restart) can tell what is there.
-  if (!failed.ok()) return Fail(failed);
-  if (disk_ms >= kSlowSyncMs) {
-    warnings_.Warn("slow disk: syncing " + std::to_string(syncs.size()) + " stores took " +
-                   std::to_string(disk_ms) + " ms (ingest and delivery go on; offsets are " +
-                   "marked when it is done)");
-  }
-  MarkDurableOffsets();
-}
-
-void Bridge::MarkDurableOffsets() {
-  // Records acknowledged in a transaction that then failed are not finished.
-  if (transaction_failed_) return;
-  for (auto& [id, store] : stores_) {
-    if (auto offset = store->offsets().TakeCommittable()) {
-      if (Status s = store->MarkCommittable(*offset); !s.ok()) warnings_.Warn(s.ToString());
-    }
-  }
-}
-
-void Bridge::CommitProgress() {
-  const int64_t now_ms = clock_.now_ms();
-  std::map<TopicPartitionId, CommittedOffset> commits;
-  for (auto& [id, store] : stores_) {
-    EndRebuildWhenCaughtUp(*store, now_ms);
-    if (auto commit = store->TakeProgressToCommit(now_ms, false)) commits[id] = std::move(*commit);
-  }
-  consumer_->CommitAsync(commits);
-}
-
 void Bridge::ScheduleTransaction(milliseconds delay) {
   transaction_timer_.expires_after(delay);
   transaction_timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -566,152 +505,30 @@ void Bridge::ScheduleTransaction(milliseconds delay) {
 }
 
 void Bridge::OnTransactionTimer() {
-  if (stopping_ || transaction_failed_) return;
-  const CutResult result = CutTransaction(false, true);
+  if (stopping_ || transaction_failed()) return;
+  using CutResult = TransactionCutter::CutResult;
+  const CutResult result = cutter_->Cut(false, true);
   if (result == CutResult::kFailed) return;
   // After a rollback the group is most likely rebalancing: give it time to settle.
-  ScheduleTransaction(milliseconds(result == CutResult::kNotExact ? kNotExactRetryMs
-                                   : result == CutResult::kRolledBack
-                                       ? kAfterRollbackMs
-                                       : config_.transaction_interval_ms));
+  ScheduleTransaction(
+      milliseconds(result == CutResult::kNotExact     ? TransactionCutter::kNotExactRetryMs
+                   : result == CutResult::kRolledBack ? kAfterRollbackMs
+                                                      : config_.transaction_interval_ms));
 }
 
-Bridge::CutResult Bridge::CutTransaction(bool force, bool resume) {
-  const auto started = std::chrono::steady_clock::now();
-  Deliverer::PreparedCommit prepared = deliverer_->PrepareCommit(kFlushTimeoutMs);
-  if (!prepared.status.ok()) return RollBackTransaction(prepared.status, {});
-  ApplyAckBatch(prepared.acks);
-  std::set<TopicPartitionId> touched;
-  for (const auto& [id, position] : prepared.last_produced) touched.insert(id);
-  for (const auto& ack : prepared.acks.dead_lettered) touched.insert(ack.store);
-  for (const auto& answer : prepared.acks.cancels) touched.insert(answer.store);
-  const int64_t now_ms = clock_.now_ms();
-  std::map<TopicPartitionId, RecordPosition> checkpoints;
-  for (auto& [id, store] : stores_) {
-    EndRebuildWhenCaughtUp(*store, now_ms);
-    if (store->catching_up()) continue;  // delivers nothing meanwhile
-    const auto last = prepared.last_produced.find(id);
-    const auto checkpoint = store->TransactionCheckpoint(
-        prepared.cut_ms, now_ms,
-        last == prepared.last_produced.end() ? std::nullopt : std::optional(last->second));
-    if (!checkpoint) {
-      ++transactions_not_exact_;
-      deliverer_->Resume();
-      return CutResult::kNotExact;
-    }
-    checkpoints[id] = *checkpoint;
-  }
-  const Result<GroupMetadata> group = consumer_->CurrentGroupMetadata();
-  if (!group.ok()) {
-    deliverer_->Resume();
-    return CutResult::kNotMember;
-  }
-  std::map<TopicPartitionId, CommittedOffset> commits;
-  for (const auto& [id, checkpoint] : checkpoints) {
-    if (auto commit =
-            stores_[id]->TransactionProgress(checkpoint, now_ms, force || touched.count(id))) {
-      commits[id] = std::move(*commit);
-    }
-  }
-  if (Status s = deliverer_->CommitTransaction(
-          commits, group->get(), static_cast<int>(config_.transaction_timeout_ms), resume);
-      !s.ok()) {
-    return RollBackTransaction(s, {});
-  }
-  for (const auto& [id, commit] : commits) stores_[id]->TransactionCommitted(checkpoints[id]);
-  if (!commits.empty()) consumer_->BrokersAnswered();  // the transaction coordinator did
-  ++transactions_;
-  rollbacks_in_a_row_ = 0;
-  transaction_max_ms_ = std::max<int64_t>(
-      transaction_max_ms_,
-      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started).count());
-  return CutResult::kCommitted;
-}
-
-bool Bridge::CutTransactionBeforeRevoke() {
-  const auto deadline = std::chrono::steady_clock::now() + milliseconds(kFlushTimeoutMs);
-  while (!transaction_failed_) {
-    // Nothing more may be produced until the partitions are released.
-    const CutResult result = CutTransaction(true, false);
-    if (result == CutResult::kCommitted || result == CutResult::kFailed) {
-      return result == CutResult::kCommitted;
-    }
-    // kRolledBack: the reloaded stores are caught up or rebuilding; the next cut commits them.
-    if (std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(milliseconds(kNotExactRetryMs));
-  }
-  if (!transaction_failed_) {
-    FailTransaction(Status::Unavailable("revoke: no transaction could commit within " +
-                                        std::to_string(kFlushTimeoutMs) + " ms"));
-  }
-  return false;
-}
-
-Bridge::CutResult Bridge::RollBackTransaction(const Status& why,
-                                              const std::vector<TopicPartitionId>& lost) {
-  if (why.code() == Status::Code::kFailedPrecondition || ++rollbacks_in_a_row_ > kMaxRollbacks) {
-    FailTransaction(why);
-    return CutResult::kFailed;
-  }
-  ++rollbacks_;
-  const Deliverer::AbortResult aborted =
-      deliverer_->AbortTransaction(static_cast<int>(config_.transaction_timeout_ms));
-  if (!aborted.status.ok()) {
-    FailTransaction(aborted.status);
-    return CutResult::kFailed;
-  }
-  // What the aborted transaction acknowledged is in the stores' trackers and progress: the stores
-  // are dropped without writing anything, and reopened from the last committed transaction
-  // (rebuilt from the delay topic: no clean close).
-  std::vector<TopicPartitionId> all;
-  std::vector<TopicPartitionId> reload;
-  for (const auto& [id, store] : stores_) {
-    all.push_back(id);
-    if (std::find(lost.begin(), lost.end(), id) == lost.end()) reload.push_back(id);
-  }
-  logger_.Warn("transaction aborted: " + why.message() +
-               "; none of it is visible to read_committed consumers. Reloading " +
-               std::to_string(reload.size()) +
-               " partition(s) from the last committed transaction (" +
-               std::to_string(rollbacks_in_a_row_) + " in a row)");
-  // A refused record moves on to its next form in a few aborts each (alone, dead letter,
-  // reduced): only aborts that taught nothing count towards giving up.
-  if (aborted.learnt_refusal) rollbacks_in_a_row_ = 0;
-  disk_.Finish();  // its completions look the stores up
-  const Deliverer::ReleaseResult released = deliverer_->Release(all, 0);
-  stores_.clear();
-  DropHeldRecords(all);  // reading moves back to the last committed transaction
-  logger_.Info("released " + std::to_string(released.released) + " records from memory");
-  const std::map<TopicPartitionId, int64_t> starts = OpenStores(reload);
-  if (exit_code_ != 0) return CutResult::kFailed;  // a store could not be opened
-  if (Status s = consumer_->Seek(reload, starts); !s.ok()) {
-    FailTransaction(s);
-    return CutResult::kFailed;
-  }
-  deliverer_->Resume();
+Result<std::map<TopicPartitionId, int64_t>> Bridge::ReopenStores(
+    const std::vector<TopicPartitionId>& dropped, const std::vector<TopicPartitionId>& reload) {
+  DropHeldRecords(dropped);  // reading moves back to the last committed transaction
+  std::map<TopicPartitionId, int64_t> starts = OpenStores(reload);
+  if (exit_code_ != 0) return Status::Unavailable("the bridge is stopping");
   boost::asio::post(io_, [this] { Preload(); });
-  return CutResult::kRolledBack;
-}
-
-void Bridge::FailTransaction(const Status& status) {
-  transaction_failed_ = true;
-  Fail(Status::Unavailable("transaction failed: " + status.message() +
-                           " (nothing of it is visible to read_committed consumers; a restart "
-                           "resumes from the last committed one)"));
-}
-
-void Bridge::EndRebuildWhenCaughtUp(PartitionStore& store, int64_t now_ms) {
-  if (auto done = store.EndRebuildWhenCaughtUp(now_ms)) {
-    logger_.Info("rebuilt " + store.id().ToString() + ": read the delay topic again up to offset " +
-                 std::to_string(done->caught_up_offset) + " in " +
-                 std::to_string(done->elapsed_ms) + " ms; committing this store's progress");
-  }
+  return starts;
 }
 
 // ---- delivery side ----
 
 void Bridge::Preload() {
-  if (stopping_ || transaction_failed_) return;
+  if (stopping_ || transaction_failed()) return;
   const int64_t now_ms = clock_.now_ms();
   NoticeClockStepBack(now_ms);
   if (exit_code_ != 0) return;
@@ -837,10 +654,10 @@ void Bridge::LogStats() {
       " cancel_unknown=" + std::to_string(cancel_unknown_) +
       (config_.exactly_once()
            ? " delivered_behind=" + std::to_string(delivered_behind_) +
-                 " transactions=" + std::to_string(transactions_) +
-                 " transaction_cuts_put_off=" + std::to_string(transactions_not_exact_) +
-                 " transactions_aborted=" + std::to_string(rollbacks_) +
-                 " transaction_max_ms=" + std::to_string(std::exchange(transaction_max_ms_, 0))
+                 " transactions=" + std::to_string(cutter_->transactions()) +
+                 " transaction_cuts_put_off=" + std::to_string(cutter_->cuts_put_off()) +
+                 " transactions_aborted=" + std::to_string(cutter_->rollbacks()) +
+                 " transaction_max_ms=" + std::to_string(cutter_->TakeLongestCutMs())
            : std::string()) +
       " delivered=" + std::to_string(delivered_) + " delivery_retries=" +
       std::to_string(delivery_retries_) + " delivery_refused=" + std::to_string(delivery_refused_) +
@@ -848,9 +665,10 @@ void Bridge::LogStats() {
       std::to_string(dead_letters_dropped_) + " corrupt=" + std::to_string(corrupt_records_) +
       " preload_retries=" + std::to_string(preload_retries_) + " clock_steps_back=" +
       std::to_string(clock_steps_back_) + " append_failures=" + std::to_string(append_failures_) +
-      " sync_failures=" + std::to_string(sync_failures_) + " held=" + std::to_string(held_.size()) +
-      " in_memory=" + std::to_string(d.in_memory) + " in_wheel=" + std::to_string(d.in_wheel) +
-      " in_flight=" + std::to_string(d.in_flight) + " stores=" + std::to_string(stores_.size()) +
+      " sync_failures=" + std::to_string(committer_->sync_failures()) +
+      " held=" + std::to_string(held_.size()) + " in_memory=" + std::to_string(d.in_memory) +
+      " in_wheel=" + std::to_string(d.in_wheel) + " in_flight=" + std::to_string(d.in_flight) +
+      " stores=" + std::to_string(stores_.size()) +
       " | lateness at produce: " + LatenessSummaryMs(stats_lateness_at_produce_) +
       " | lateness at ack: " + LatenessSummaryMs(stats_lateness_at_ack_));
   stats_lateness_at_produce_.Reset();
@@ -922,12 +740,12 @@ BridgeMetrics Bridge::GatherMetrics(const DeliveryStats& d) {
   m.dead_letters_dropped = dead_letters_dropped_;
   m.corrupt_records = corrupt_records_;
   m.append_failures = append_failures_;
-  m.sync_failures = sync_failures_;
+  m.sync_failures = committer_->sync_failures();
   m.preload_retries = preload_retries_;
   m.clock_steps_back = clock_steps_back_;
   m.exactly_once = config_.exactly_once();
-  m.transactions = transactions_;
-  m.transactions_aborted = rollbacks_;
+  m.transactions = cutter_ ? cutter_->transactions() : 0;
+  m.transactions_aborted = cutter_ ? cutter_->rollbacks() : 0;
   m.in_memory = d.in_memory;
   m.in_wheel = d.in_wheel;
   m.in_flight = static_cast<uint64_t>(std::max(d.in_flight, 0));
@@ -948,7 +766,7 @@ BridgeMetrics Bridge::GatherMetrics(const DeliveryStats& d) {
     m.partitions.push_back(std::move(p));
   }
   m.lateness_ms = &lateness_ms_;
-  m.group_commit_us = &group_commit_us_;
+  m.group_commit_us = &committer_->group_commit_us();
   return m;
 }
 
@@ -1004,8 +822,8 @@ std::map<TopicPartitionId, int64_t> Bridge::OnAssigned(
   // transaction to settle (up to transaction_timeout_ms). No transaction of this instance may
   // stay open meanwhile, or the broker aborts it at that same timeout and fences the producer:
   // commit, and produce nothing until the stores are open.
-  const bool held = config_.exactly_once() && !transaction_failed_ && !partitions.empty() &&
-                    CutTransaction(false, false) == CutResult::kCommitted;
+  const bool held = config_.exactly_once() && !transaction_failed() && !partitions.empty() &&
+                    cutter_->Cut(false, false) == TransactionCutter::CutResult::kCommitted;
   std::map<TopicPartitionId, int64_t> starts = OpenStores(partitions);
   if (held) deliverer_->Resume();
   // Start loading the new stores without waiting for the next preload tick.
@@ -1176,77 +994,7 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions, bool los
   }
   if (owned.empty()) return;
   DropHeldRecords(owned);
-  if (lost && config_.exactly_once() && !transaction_failed_) {
-    // Their new owner may already deliver them again: the open transaction must never commit.
-    RollBackTransaction(
-        Status::Unavailable("lost " + std::to_string(owned.size()) +
-                            " partition(s): the group gave them to another member (a session "
-                            "timeout missed)"),
-        owned);
-    return;
-  }
-  // 0. Let the disk work in flight (group commit, checkpoint writes) finish and take effect.
-  disk_.Finish();
-  // 1. Make every appended record durable.
-  for (const auto& id : owned) {
-    if (Status s = stores_[id]->Sync(); !s.ok()) logger_.Error(s.ToString());
-  }
-  // exactly_once: commit what was produced, with every partition's progress, in a transaction.
-  const bool committed =
-      config_.exactly_once() && !transaction_failed_ && CutTransactionBeforeRevoke();
-  // 2. Wait for the acknowledgements of what is in flight (deliveries and dead letters), apply
-  //    them, and have the delivery thread drop the partitions' records.
-  const Deliverer::ReleaseResult released = deliverer_->Release(owned, kFlushTimeoutMs);
-  if (!released.flushed) {
-    logger_.Warn("revoke: some produced records were not acknowledged within " +
-                 std::to_string(kFlushTimeoutMs) + " ms; they will be delivered again");
-  }
-  if (committed) deliverer_->Resume();  // the cut left it holding
-  ApplyAcks();
-  if (config_.exactly_once()) return CloseStores(owned, released.released, committed);
-  // 3. Mark what the stores durably hold, and commit the partitions' progress to Kafka.
-  const int64_t now_ms = clock_.now_ms();
-  std::map<TopicPartitionId, CommittedOffset> commits;
-  for (const auto& id : owned) {
-    if (auto offset = stores_[id]->offsets().Committable()) {
-      if (Status s = stores_[id]->MarkCommittable(*offset); !s.ok()) logger_.Warn(s.ToString());
-    }
-    EndRebuildWhenCaughtUp(*stores_[id], now_ms);
-    if (auto commit = stores_[id]->TakeProgressToCommit(now_ms, true)) commits[id] = *commit;
-  }
-  if (Status s = consumer_->CommitSync(commits); !s.ok()) {
-    logger_.Warn("revoke: " + s.ToString() +
-                 " (the next owner starts from the previous commit: more records are read again, "
-                 "and some delivered again)");
-  }
-  // 4. Checkpoint, then close the stores.
-  CloseStores(owned, released.released, true);
-}
-
-void Bridge::CloseStores(const std::vector<TopicPartitionId>& ids, size_t released_records,
-                         bool committed) {
-  const int64_t now_ms = clock_.now_ms();
-  for (const auto& id : ids) {
-    PartitionStore& store = *stores_[id];
-    if (store.exactly_once() && committed) {
-      // The marker covers exactly what the store holds, and the last transaction committed.
-      Status closed = store.PersistCheckpoint(now_ms);
-      if (auto offset = store.offsets().Committable(); closed.ok() && offset) {
-        closed = store.MarkCommittable(*offset);
-      }
-      if (closed.ok()) closed = store.MarkClosedCleanly();
-      if (!closed.ok()) logger_.Error(closed.ToString() + " (the store is rebuilt when assigned)");
-    } else if (!store.exactly_once()) {
-      if (Status s = store.PersistCheckpoint(now_ms); !s.ok()) logger_.Error(s.ToString());
-    }
-    const auto committed = store.last_commit();
-    logger_.Info("revoked " + id.ToString() +
-                 ": checkpoint=" + PositionString(store.last_persisted()) + " committed_offset=" +
-                 (committed ? std::to_string(committed->offset) + " (" + committed->metadata + ")"
-                            : std::string("none")));
-    stores_.erase(id);
-  }
-  logger_.Info("released " + std::to_string(released_records) + " records from memory");
+  revoker_->Revoke(owned, lost);
 }
 
 }  // namespace delaybridge::plugin

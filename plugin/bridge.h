@@ -1,16 +1,18 @@
 // Bridge: the DelayBridge event loop. One boost::asio::io_context thread (the ingest side) owns
 // the stores and runs draining the consumer (woken by librdkafka through an eventfd),
-// ingesting records into per-partition stores, the group commit (Sync, then commit source
-// offsets), the preloader, applying acknowledgements, checkpoints, stats and signals. Durable
+// ingesting records into per-partition stores, the group commit, the preloader, applying
+// acknowledgements, checkpoints, rebalances, stats and signals. Durable
 // records due soon are handed to the Deliverer, whose own thread runs the timing wheel and the
 // producer, so no disk or ingest work ever delays a delivery. The guarantees and the
 // re-delivery bound are described in docs/bridge.md.
 //
-// With delivery.guarantee exactly_once no offset is committed on its own: every
-// transaction_interval_ms the bridge cuts a transaction (CutTransaction), which commits the
-// deliveries and dead letters produced since the last one together with each partition's
-// progress; a failed transaction is aborted and the stores are reloaded from the last committed
-// one (RollBackTransaction), or, when the producer cannot go on, the bridge stops.
+// The rules about what is committed when are in parts the bridge wires: OffsetCommitter (group
+// commit, markers, at-least-once progress commits), PartitionRevoker (the order of a
+// revocation) and, with delivery.guarantee exactly_once, TransactionCutter (every
+// transaction_interval_ms a transaction commits the deliveries and dead letters produced since
+// the last one together with each partition's progress; a failed one is aborted and the stores
+// are reloaded from the last committed one, or, when the producer cannot go on, the bridge
+// stops).
 //
 // Thread-safety: construct, Run() and destroy on one thread. librdkafka's internal threads
 // never touch bridge state: consumer callbacks arrive from calls made on the loop, and the
@@ -22,6 +24,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -39,8 +42,11 @@
 #include "plugin/kafka_stats_file.h"
 #include "plugin/kafka_wakeup.h"
 #include "plugin/log.h"
+#include "plugin/offset_committer.h"
+#include "plugin/partition_revoker.h"
 #include "plugin/partition_store.h"
 #include "plugin/source_consumer.h"
+#include "plugin/transaction_cutter.h"
 #include "plugin/warning_throttle.h"
 
 namespace delaybridge::plugin {
@@ -88,20 +94,6 @@ class Bridge final : public RebalanceListener {
   void RetryHeldRecords();
   // Revoked or reloaded partitions: their held records are read again by whoever reads next.
   void DropHeldRecords(const std::vector<TopicPartitionId>& partitions);
-  // Group commit: begins a sync of every store with new appends and runs the fdatasyncs on
-  // the DiskWorker; FinishGroupCommit then makes them count and commits source offsets.
-  struct StoreSync {
-    TopicPartitionId store;
-    std::unique_ptr<storage::PendingSync> sync;
-    Status run_status;
-  };
-  void GroupCommit();
-  void FinishGroupCommit(std::vector<StoreSync>& syncs, int64_t disk_ms);
-  // Records in each store's marker what the store durably holds (a restart reads on from there).
-  void MarkDurableOffsets();
-  // Commits each partition's progress (low watermark and metadata) when it moved.
-  void CommitProgress();
-  void EndRebuildWhenCaughtUp(PartitionStore& store, int64_t now_ms);
 
   // exactly_once. A record asking for a time before the committed checkpoint: delivered now,
   // finished when the transaction holding it commits.
@@ -110,18 +102,11 @@ class Bridge final : public RebalanceListener {
   // exact.
   void OnTransactionTimer();
   void ScheduleTransaction(std::chrono::milliseconds delay);
-  enum class CutResult { kCommitted, kNotExact, kNotMember, kRolledBack, kFailed };
-  // force: commit every partition's progress, changed or not; resume: let the delivery thread
-  // produce again once committed (else the caller Resumes it).
-  CutResult CutTransaction(bool force, bool resume);
-  // For a revocation: cuts until one is exact (up to kFlushTimeoutMs).
-  bool CutTransactionBeforeRevoke();
-  // An aborted transaction: its acknowledgements are in the stores, so every store except the
-  // lost ones is reopened from the last committed transaction and reading moves back to it.
-  // Gives up (FailTransaction) when the producer cannot go on or after kMaxRollbacks in a row
-  // that taught nothing about a refused record.
-  CutResult RollBackTransaction(const Status& why, const std::vector<TopicPartitionId>& lost);
-  void FailTransaction(const Status& status);
+  // exactly_once: a transaction failed, nothing may be committed or marked any more.
+  bool transaction_failed() const { return cutter_ && cutter_->transaction_failed(); }
+  // TransactionCutter's hook after a rollback closed the stores: see Hooks::reopen_stores.
+  Result<std::map<TopicPartitionId, int64_t>> ReopenStores(
+      const std::vector<TopicPartitionId>& dropped, const std::vector<TopicPartitionId>& reload);
 
   // Delivery side (the Deliverer does the delivering).
   void Preload();
@@ -169,13 +154,8 @@ class Bridge final : public RebalanceListener {
                    std::optional<int64_t> committed_offset,
                    const std::optional<ProgressMetadata>& kafka_state,
                    std::optional<int64_t> start);
-  // released_records: how many records of these stores the Deliverer dropped from memory.
-  // committed: exactly_once, the last transaction committed (else the stores are left to be
-  // rebuilt).
-  void CloseStores(const std::vector<TopicPartitionId>& ids, size_t released_records,
-                   bool committed);
   void Every(boost::asio::steady_timer& timer, std::chrono::milliseconds period,
-             void (Bridge::*step)());
+             std::function<void()> step);
 
   const BridgeConfig config_;
   const std::string bootstrap_servers_;
@@ -205,7 +185,11 @@ class Bridge final : public RebalanceListener {
   std::unique_ptr<KafkaWakeup> consumer_wakeup_;
   bool consumer_wakeup_armed_ = false;
 
-  std::map<TopicPartitionId, std::unique_ptr<PartitionStore>> stores_;
+  PartitionStores stores_;
+  // Use stores_, the DiskWorker, the Deliverer and the consumer: made in Start() after them.
+  std::unique_ptr<OffsetCommitter> committer_;
+  std::unique_ptr<TransactionCutter> cutter_;  // null unless exactly_once
+  std::unique_ptr<PartitionRevoker> revoker_;
 
   uint64_t consumed_ = 0;
   uint64_t stored_ = 0;
@@ -217,15 +201,9 @@ class Bridge final : public RebalanceListener {
   uint64_t cancelled_ = 0;         // cancels whose target was pending: never delivered
   uint64_t cancel_too_late_ = 0;   // cancels whose target was delivered (or produced) already
   uint64_t cancel_unknown_ = 0;    // cancels naming no record the store holds
-  uint64_t transactions_ = 0;
-  uint64_t rollbacks_ = 0;  // transactions aborted, stores reloaded
-  int rollbacks_in_a_row_ = 0;
-  uint64_t transactions_not_exact_ = 0;  // cuts put off because a due record was on its way
-  int64_t transaction_max_ms_ = 0;       // longest cut (deliveries wait meanwhile), per interval
-  LatenessHistogram lateness_ms_;        // every acknowledged delivery, for /metrics
+  LatenessHistogram lateness_ms_;  // every acknowledged delivery, for /metrics
   LatenessHistogram stats_lateness_at_produce_;  // since the last stats line
   LatenessHistogram stats_lateness_at_ack_;      // since the last stats line
-  LatenessHistogram group_commit_us_;            // every group commit's disk time
   uint64_t delivered_ = 0;                       // totals of the Deliverer's per-interval stats
   uint64_t delivery_retries_ = 0;
   uint64_t delivery_refused_ = 0;  // refused for good by the target, dead-lettered instead
@@ -234,7 +212,6 @@ class Bridge final : public RebalanceListener {
   uint64_t corrupt_records_ = 0;
   uint64_t preload_retries_ = 0;   // walks stopped at a second unreadable for now
   uint64_t append_failures_ = 0;   // appends a store could not take (the record was held)
-  uint64_t sync_failures_ = 0;     // group-commit syncs that could not start (retried)
   uint64_t clock_steps_back_ = 0;  // wall-clock steps back of kClockStepMs or more
   int64_t last_clock_ms_ = 0;      // the clock at the last preload walk
 
@@ -242,10 +219,8 @@ class Bridge final : public RebalanceListener {
   int64_t held_retry_ms_ = 0;        // back-off before the next retry
   int64_t held_since_ms_ = 0;
 
-  bool group_commit_in_flight_ = false;
   bool consumption_paused_ = false;  // in-memory records reached max_preloaded_records
   bool stopping_ = false;
-  bool transaction_failed_ = false;  // nothing may be committed or marked any more
   int exit_code_ = 0;
 };
 

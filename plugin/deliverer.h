@@ -48,6 +48,7 @@
 #include "core/clock.h"
 #include "core/lateness_histogram.h"
 #include "core/timing_wheel.h"
+#include "plugin/delivery_control.h"
 #include "plugin/kafka_stats_file.h"
 #include "plugin/kafka_wakeup.h"
 #include "plugin/log.h"
@@ -62,27 +63,6 @@ struct DueRecord {
   TopicPartitionId store;
   RecordPosition position;
   DelayedRecord record;
-};
-
-// What the broker acknowledged since the last TakeAcks().
-struct AckBatch {
-  struct DeadLetterAck {
-    TopicPartitionId store;
-    int64_t source_offset = 0;
-  };
-  // Cancel's answer: the positions of the records dropped (never produced, finished like
-  // delivered ones; two copies of a record stored twice after a crash); empty when it was
-  // produced already or is not held.
-  struct CancelAnswer {
-    TopicPartitionId store;
-    int64_t target_offset = 0;
-    std::vector<RecordPosition> cancelled_at;
-    bool counted = false;  // as given to Cancel
-  };
-  std::vector<std::pair<TopicPartitionId, RecordPosition>> delivered;
-  std::vector<DeadLetterAck> dead_lettered;
-  std::vector<CancelAnswer> cancels;
-  bool empty() const { return delivered.empty() && dead_lettered.empty() && cancels.empty(); }
 };
 
 // Counters and lateness since the last TakeStats().
@@ -102,7 +82,7 @@ struct DeliveryStats {
   LatenessHistogram lateness_at_ack;
 };
 
-class Deliverer {
+class Deliverer final : public DeliveryControl {
  public:
   struct Options {
     std::map<std::string, std::string> kafka;  // producer properties, bootstrap resolved
@@ -118,17 +98,12 @@ class Deliverer {
     std::function<void(const Status&)> on_fatal;  // the producer cannot go on
     std::function<void()> on_transaction_full;    // exactly_once: time to cut one
   };
-  struct ReleaseResult {
-    bool flushed =
-        true;  // every produced record of the stores was acknowledged (or failed) in time
-    size_t released = 0;  // records of the stores dropped from memory
-  };
 
   // Creates the producer and starts the delivery thread.
   static Result<std::unique_ptr<Deliverer>> Start(const Options& options, Logger& logger,
                                                   const Clock& clock, Callbacks callbacks);
   // Stops the delivery thread (see Stop).
-  ~Deliverer();
+  ~Deliverer() override;
 
   // Waits up to flush_timeout_ms for every produced record to be acknowledged, then stops the
   // delivery thread. Records still waiting in the wheel are dropped (they are in the stores).
@@ -154,39 +129,26 @@ class Deliverer {
   // the acknowledgements of those already produced, then forgets every record of these stores;
   // their late reports are ignored. Blocks the caller until done; the delivery thread goes on
   // delivering the other stores' records meanwhile.
-  ReleaseResult Release(const std::vector<TopicPartitionId>& stores, int flush_timeout_ms);
+  ReleaseResult Release(const std::vector<TopicPartitionId>& stores, int flush_timeout_ms) override;
 
   // exactly_once. Produces everything due now, stops producing, and waits up to
   // flush_timeout_ms for every produced record's acknowledgement.
-  struct PreparedCommit {
-    Status status;       // not ok: a record of the open transaction failed; it cannot commit
-    int64_t cut_ms = 0;  // every record handed over and due at or before this was produced
-    AckBatch acks;       // acknowledged since the last PrepareCommit
-    // Per store, the latest position produced in the open transaction.
-    std::map<TopicPartitionId, RecordPosition> last_produced;
-  };
-  PreparedCommit PrepareCommit(int flush_timeout_ms);
+  PreparedCommit PrepareCommit(int flush_timeout_ms) override;
   // After PrepareCommit: commits the open transaction with these offsets (beginning one first
   // if none is open, so progress alone can be committed), then produces again unless told not
   // to (a revocation releases the partitions first, then Resumes).
   Status CommitTransaction(const std::map<TopicPartitionId, CommittedOffset>& offsets,
                            const rd_kafka_consumer_group_metadata_t* group, int timeout_ms,
-                           bool resume);
+                           bool resume) override;
   // After PrepareCommit: produces again, the transaction still open.
-  void Resume();
+  void Resume() override;
   // After a failed PrepareCommit or CommitTransaction: aborts the open transaction (none of its
   // records becomes visible) and forgets what it acknowledged; producing stays stopped until
   // Resume. The owner then reloads its stores from the last committed transaction (Release
   // first). status FailedPrecondition: the producer cannot go on.
-  struct AbortResult {
-    Status status;
-    // Since the last abort a record was refused and now goes in a new form or alone: a later
-    // transaction can get further, so this abort was progress.
-    bool learnt_refusal = false;
-  };
-  AbortResult AbortTransaction(int timeout_ms);
+  AbortResult AbortTransaction(int timeout_ms) override;
 
-  AckBatch TakeAcks();
+  AckBatch TakeAcks() override;
   // Blocks the caller until the delivery thread has copied them.
   DeliveryStats TakeStats();
   // Records handed over and not yet acknowledged or released: the bridge's memory bound.

@@ -19,24 +19,20 @@
 #include <thread>
 
 #include "core/status.h"
+#include "plugin/disk_jobs.h"
 
 namespace delaybridge::plugin {
 
-class DiskWorker {
+class DiskWorker final : public DiskJobs {
  public:
-  using Work = std::function<Status()>;
-  using Completion = std::function<void(const Status&)>;
-
   explicit DiskWorker(boost::asio::io_context& owner);
   // Runs the queued jobs (their completions are dropped) and joins the thread.
-  ~DiskWorker();
+  ~DiskWorker() override;
   DiskWorker(const DiskWorker&) = delete;
   DiskWorker& operator=(const DiskWorker&) = delete;
 
-  void Submit(Work work, Completion done);
-  // Blocks until every submitted job has run, then runs their completions here (a revocation or
-  // shutdown needs their effects before it goes on).
-  void Finish();
+  void Submit(Work work, Completion done) override;
+  void Finish() override;
   // Every submitted job has run and its completion has run too.
   bool idle() const { return outstanding_ == 0; }
 

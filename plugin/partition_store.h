@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -251,5 +252,8 @@ class PartitionStore {
   bool checkpoint_in_flight_ = false;
   int64_t deleted_before_hour_ = 0;  // hour files before this hour were deleted
 };
+
+// The stores of the assigned partitions, by partition.
+using PartitionStores = std::map<TopicPartitionId, std::unique_ptr<PartitionStore>>;
 
 }  // namespace delaybridge::plugin

@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "core/status.h"
+#include "plugin/consumer_control.h"
+#include "plugin/group_metadata.h"
 #include "plugin/ingest.h"
 #include "plugin/kafka_event_logger.h"
 #include "plugin/kafka_wakeup.h"
@@ -30,12 +32,6 @@
 #include "plugin/topic_partition.h"
 
 namespace delaybridge::plugin {
-
-// The member's group id, generation and member id, as a transactional producer sends them with
-// the offsets it commits (KIP-447): the broker refuses the commit if the member has lost its
-// partitions since (a zombie).
-using GroupMetadata = std::unique_ptr<rd_kafka_consumer_group_metadata_t,
-                                      void (*)(rd_kafka_consumer_group_metadata_t*)>;
 
 class RebalanceListener {
  public:
@@ -49,14 +45,14 @@ class RebalanceListener {
   virtual void OnRevoked(const std::vector<TopicPartitionId>& partitions, bool lost) = 0;
 };
 
-class SourceConsumer {
+class SourceConsumer final : public ConsumerControl {
  public:
   // group_instance_id: empty for dynamic membership.
   static Result<std::unique_ptr<SourceConsumer>> Create(
       const std::map<std::string, std::string>& kafka, const std::string& group_id,
       const std::string& group_instance_id, Logger& logger, RebalanceListener& listener,
       KafkaStatsFile* stats = nullptr);
-  ~SourceConsumer();
+  ~SourceConsumer() override;
 
   Status Subscribe(const std::vector<std::string>& topics);
 
@@ -65,8 +61,8 @@ class SourceConsumer {
   std::vector<IncomingRecord> Poll(size_t max_records);
 
   // Commits "resume at offset", with its metadata, for each partition.
-  void CommitAsync(const std::map<TopicPartitionId, CommittedOffset>& offsets);
-  Status CommitSync(const std::map<TopicPartitionId, CommittedOffset>& offsets);
+  void CommitAsync(const std::map<TopicPartitionId, CommittedOffset>& offsets) override;
+  Status CommitSync(const std::map<TopicPartitionId, CommittedOffset>& offsets) override;
 
   // The group's committed offsets and their metadata (blocking, up to timeout_ms); partitions
   // without a commit are absent. Unavailable when the coordinator did not answer.
@@ -77,7 +73,7 @@ class SourceConsumer {
   // partition without an offset (none was ever committed) restarts where auto.offset.reset
   // starts a new group: its beginning, unless the kafka map says latest.
   Status Seek(const std::vector<TopicPartitionId>& partitions,
-              const std::map<TopicPartitionId, int64_t>& offsets);
+              const std::map<TopicPartitionId, int64_t>& offsets) override;
 
   // Stops (or restarts) fetching from every assigned partition while staying in the group:
   // Poll() keeps serving rebalances but returns no records from paused partitions.
@@ -86,7 +82,7 @@ class SourceConsumer {
   // For a transaction's offsets (exactly_once), taken when they are committed. Unavailable
   // while this consumer is not a member of the group (joining again after losing its
   // partitions): a transaction committed without a member id would not be fenced.
-  Result<GroupMetadata> CurrentGroupMetadata() const;
+  Result<GroupMetadata> CurrentGroupMetadata() const override;
 
   // Whether this consumer is a member of its group now.
   bool member() const { return !MemberId().empty(); }
@@ -110,7 +106,7 @@ class SourceConsumer {
   // probe answered).
   std::string BrokersProblem() const;
   bool all_brokers_down() const { return events_.all_brokers_down(); }
-  void BrokersAnswered();
+  void BrokersAnswered() override;
   // Asks the brokers for metadata, blocking up to timeout_ms: OK when one answered. Safe on any
   // thread (librdkafka's handle is), so a readiness check can ask off the event loop.
   Status ProbeBrokers(int timeout_ms) const;
