@@ -34,10 +34,6 @@ constexpr int kBrokerProbeTimeoutMs = 2'000;  // /readyz: a metadata request aft
 // clock (librdkafka issue #2145), so its producer and consumer can stall for as long as the step.
 constexpr int64_t kClockStepStopMs = 30'000;
 
-std::string PositionString(RecordPosition p) {
-  return std::to_string(p.deliver_at_ms) + "/" + std::to_string(p.ordinal);
-}
-
 // What a store's files take on disk; 0 when the directory cannot be read (a metric is no reason
 // to stop).
 uint64_t DirectoryBytes(const std::string& dir) {
@@ -880,7 +876,7 @@ std::map<TopicPartitionId, int64_t> Bridge::OpenStores(
     WarnIfCheckpointAhead(**store, clock_.now_ms());
     if (!(*store)->damaged_checkpoint().empty()) {
       logger_.Error("assigned " + id.ToString() + ": " + (*store)->damaged_checkpoint() +
-                    ": ignored; delivering from " + PositionString((*store)->start()) +
+                    ": ignored; delivering from " + ToString((*store)->start()) +
                     " (records delivered since may be delivered again)");
     }
     const std::optional<int64_t> committed_offset =
@@ -944,7 +940,7 @@ void Bridge::WarnIfCheckpointAhead(const PartitionStore& store, int64_t now_ms) 
   const int64_t ahead_ms = store.start().deliver_at_ms - now_ms;
   if (ahead_ms <= (config_.preload_seconds + 1) * 1000 + kClockStepMs) return;
   logger_.Warn("assigned " + store.id().ToString() + ": its delivered checkpoint " +
-               PositionString(store.start()) + " is " + std::to_string(ahead_ms) +
+               ToString(store.start()) + " is " + std::to_string(ahead_ms) +
                " ms ahead of the clock (the clock stepped back, or the previous owner's clock "
                "runs ahead): " +
                CheckpointAheadConsequence());
@@ -962,7 +958,7 @@ void Bridge::LogAssigned(const PartitionStore& store, const storage::RecoveryRep
       "assigned " + id + ": store " + store.dir() + " id=" + store.store_id() +
       " hours=" + std::to_string(report.hours) + " records=" + std::to_string(report.records) +
       " truncated_bytes=" + std::to_string(report.truncated_bytes) + " records_dropped=" +
-      std::to_string(report.records_dropped) + " resume_at=" + PositionString(store.start()) +
+      std::to_string(report.records_dropped) + " resume_at=" + ToString(store.start()) +
       " committed_offset=" + or_none(committed_offset) + " reading_from=" + or_none(start) +
       (store.had_checkpoint() ? " (checkpoint)" : " (no checkpoint)"));
   if (committed_offset && !kafka_state && !store.had_checkpoint() && report.hours == 0) {

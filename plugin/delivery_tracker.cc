@@ -4,6 +4,10 @@
 
 namespace delaybridge::plugin {
 
+std::string ToString(RecordPosition position) {
+  return std::to_string(position.deliver_at_ms) + "/" + std::to_string(position.ordinal);
+}
+
 RecordPosition DeliveryTracker::Watermark(int64_t horizon_ms, int64_t now_ms) {
   floor_ = Peek(horizon_ms, now_ms);
   return floor_;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "storage/delivery_checkpoint.h"
@@ -25,6 +26,9 @@ struct RecordPosition {
   uint32_t ordinal = 0;
   auto operator<=>(const RecordPosition&) const = default;
 };
+
+// "<deliver_at_ms>/<ordinal>", as log lines show a position.
+std::string ToString(RecordPosition position);
 
 class DeliveryTracker {
  public:

@@ -5,14 +5,6 @@
 
 namespace delaybridge::plugin {
 
-namespace {
-
-std::string PositionString(RecordPosition p) {
-  return std::to_string(p.deliver_at_ms) + "/" + std::to_string(p.ordinal);
-}
-
-}  // namespace
-
 PartitionRevoker::PartitionRevoker(PartitionStores& stores, DiskJobs& disk,
                                    DeliveryControl& delivery, OffsetCommitter& committer,
                                    RevokeTransactions* transactions,
@@ -77,8 +69,8 @@ void PartitionRevoker::CloseStores(const std::vector<TopicPartitionId>& ids,
       if (Status s = store.PersistCheckpoint(now_ms); !s.ok()) logger_.Error(s.ToString());
     }
     const auto last_commit = store.last_commit();
-    logger_.Info("revoked " + id.ToString() +
-                 ": checkpoint=" + PositionString(store.last_persisted()) + " committed_offset=" +
+    logger_.Info("revoked " + id.ToString() + ": checkpoint=" + ToString(store.last_persisted()) +
+                 " committed_offset=" +
                  (last_commit
                       ? std::to_string(last_commit->offset) + " (" + last_commit->metadata + ")"
                       : std::string("none")));
