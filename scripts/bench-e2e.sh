@@ -49,6 +49,8 @@
 #                         ';' (e.g. "queued.max.messages.kbytes: 16384") []
 #   BENCH_BRIDGE_STORAGE  extra lines for the bridge's storage: section, the same way
 #                         (e.g. "sync_interval_ms: 1000;max_open_hours: 1024") []
+#   BENCH_BRIDGE_WHEEL    extra lines for the bridge's wheel: section, the same way
+#                         (e.g. "max_preloaded_records: 200000") []
 #   BENCH_STORAGE_DIR     put the bridge's DelayLog here instead of the work dir (e.g. a tmpfs, to
 #                         see what the DelayLog's fdatasyncs cost the broker on a shared disk) []
 #   BENCH_BRIDGE_NICE     run the bridge with this nice value (e.g. -5: ahead of the broker and
@@ -157,6 +159,7 @@ $(tr ';' '\n' <<<"${BENCH_BRIDGE_STORAGE:-}" | sed '/^ *$/d; s/^ */  /')
 wheel:
   tick_ms: 1
   preload_seconds: 5
+$(tr ';' '\n' <<<"${BENCH_BRIDGE_WHEEL:-}" | sed '/^ *$/d; s/^ */  /')
 max_delay: 3650d
 allow_unsafe_retention: true
 stats_interval_s: 10
