@@ -14,6 +14,7 @@
 #include "plugin/source_offset_marker.h"
 #include "tests/plugin/log_capture.h"
 #include "tests/plugin/recording_fakes.h"
+#include "tests/plugin/stored_records.h"
 #include "tests/support/temp_dir.h"
 
 namespace delaybridge::plugin {
@@ -23,15 +24,7 @@ constexpr int64_t kHourStartMs = 1'800'000'000'000;  // an exact hour boundary
 const TopicPartitionId kId{"delayed", 2};
 
 DelayedRecord Record(int64_t offset, int64_t deliver_at_ms) {
-  DelayedRecord r;
-  r.target_topic = "delivered";
-  r.key = "k" + std::to_string(offset);
-  r.value = "v" + std::to_string(offset);
-  r.source_topic = kId.topic;
-  r.source_partition = kId.partition;
-  r.source_offset = offset;
-  r.requested_deliver_at_ms = deliver_at_ms;
-  return r;
+  return StoredRecordAt(kId, offset, deliver_at_ms);
 }
 
 class OffsetCommitterTest : public ::testing::Test {
