@@ -7,9 +7,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "plugin/dead_letter.h"
 #include "plugin/preloader.h"
-#include "plugin/progress_metadata.h"
 #include "storage/format.h"
 
 namespace delaybridge::plugin {
@@ -22,17 +20,9 @@ constexpr size_t kConsumeBatch = 1000;          // records per drain before yiel
 constexpr int64_t kPreloadIntervalMs = 100;     // preloader walk period
 constexpr int64_t kSafetyPollIntervalMs = 100;  // in case an eventfd wake-up was missed
 constexpr int kFlushTimeoutMs = 10'000;         // revoke/shutdown wait for acknowledgements
-constexpr int kCommittedTimeoutMs = 10'000;     // assign: reading the group's offsets
-constexpr int kWatermarkTimeoutMs = 5'000;      // assign: asking for a partition's end
 constexpr int64_t kAfterRollbackMs = 1000;      // the next cut after an aborted transaction
-constexpr int64_t kHeldRetryMinMs = 100;        // held records: first retry of the store
-constexpr int64_t kHeldRetryMaxMs = 5'000;      // held records: back-off cap
-constexpr int64_t kClockStepMs = 1'000;         // a wall-clock step back this large is reported
 constexpr int64_t kDeliveryAnswerMs = 2'000;    // /healthz, /metrics: the delivery thread's answer
 constexpr int kBrokerProbeTimeoutMs = 2'000;  // /readyz: a metadata request after brokers went down
-// A step back this large stops the bridge: librdkafka's threads wait for deadlines on the wall
-// clock (librdkafka issue #2145), so its producer and consumer can stall for as long as the step.
-constexpr int64_t kClockStepStopMs = 30'000;
 
 // What a store's files take on disk; 0 when the directory cannot be read (a metric is no reason
 // to stop).
@@ -71,13 +61,9 @@ Bridge::Bridge(const BridgeConfig& config, std::string bootstrap_servers, Logger
       transaction_timer_(io_),
       stats_timer_(io_),
       safety_poll_timer_(io_),
-      held_retry_timer_(io_),
       warnings_(logger, clock),
-      disk_(io_) {
-  policy_.delay.max_delay_ms = config_.max_delay_ms;
-  policy_.delay.allowed_targets = &config_.allowed_targets;
-  policy_.max_record_bytes = config_.max_record_bytes;
-}
+      disk_(io_),
+      clock_steps_(logger, config_.exactly_once()) {}
 
 Bridge::~Bridge() { JoinBrokerProbe(); }
 
@@ -136,6 +122,29 @@ Status Bridge::Start() {
   consumer_ = std::move(consumer).value();
   committer_ = std::make_unique<OffsetCommitter>(stores_, disk_, *consumer_, logger_, warnings_,
                                                  [this](const Status& s) { Fail(s); });
+  PartitionAssigner::Settings assign;
+  assign.storage_dir = config_.storage_dir;
+  assign.store.max_open_hours = config_.max_open_hours;
+  assign.store.max_record_bytes = config_.max_record_bytes;
+  assign.exactly_once = config_.exactly_once();
+  assign.transaction_timeout_ms = config_.transaction_timeout_ms;
+  assign.preload_seconds = config_.preload_seconds;
+  assigner_ =
+      std::make_unique<PartitionAssigner>(std::move(assign), stores_, *consumer_, logger_, clock_);
+  IngestPipeline::Settings ingest;
+  ingest.routes = config_.routes;
+  ingest.policy.delay.max_delay_ms = config_.max_delay_ms;
+  ingest.policy.delay.allowed_targets = &config_.allowed_targets;
+  ingest.policy.max_record_bytes = config_.max_record_bytes;
+  ingest.dead_letter_topic = config_.dead_letter_topic;
+  IngestPipeline::Hooks ingest_hooks;
+  ingest_hooks.held_changed = [this] {
+    ApplyBackpressure();
+    if (ingest_->held() == 0) DrainConsumer();
+  };
+  ingest_hooks.fail = [this](const Status& s) { Fail(s); };
+  ingest_ = std::make_unique<IngestPipeline>(io_, std::move(ingest), stores_, *deliverer_,
+                                             std::move(ingest_hooks), logger_, warnings_, clock_);
   if (config_.exactly_once()) {
     TransactionCutter::Hooks hooks;
     hooks.apply_acks = [this](const AckBatch& acks) { ApplyAckBatch(acks); };
@@ -242,7 +251,8 @@ void Bridge::ArmConsumerWakeup() {
 // Consumption also pauses while records a store could not take wait (HoldRecord).
 void Bridge::ApplyBackpressure() {
   const size_t in_memory = deliverer_->in_memory();
-  const bool pause = in_memory >= config_.max_preloaded_records || !held_.empty();
+  const size_t held = ingest_->held();
+  const bool pause = in_memory >= config_.max_preloaded_records || held > 0;
   const bool resume = consumption_paused_ && in_memory < config_.max_preloaded_records / 2;
   if (!pause && !resume) return;
   // Pausing again is harmless and covers partitions assigned since the last pause.
@@ -252,11 +262,11 @@ void Bridge::ApplyBackpressure() {
   }
   if (pause == consumption_paused_) return;
   consumption_paused_ = pause;
-  logger_.Info(std::string(pause ? "pausing" : "resuming") + " consumption: " +
-               (held_.empty() ? std::string()
-                              : std::to_string(held_.size()) + " records waiting for a store, ") +
-               std::to_string(in_memory) + " records in memory (wheel.max_preloaded_records=" +
-               std::to_string(config_.max_preloaded_records) + ")");
+  logger_.Info(
+      std::string(pause ? "pausing" : "resuming") + " consumption: " +
+      (held == 0 ? std::string() : std::to_string(held) + " records waiting for a store, ") +
+      std::to_string(in_memory) + " records in memory (wheel.max_preloaded_records=" +
+      std::to_string(config_.max_preloaded_records) + ")");
 }
 
 void Bridge::DrainConsumer() {
@@ -267,230 +277,20 @@ void Bridge::DrainConsumer() {
   // A rollback in a rebalance callback served by Poll moved reading back: these were fetched
   // before it, and ingesting them would make the records read again look fetched twice.
   if (cutter_ && cutter_->rollbacks() != reloads) records.clear();
+  // After a failure (e.g. a store that would not open in a rebalance Poll served) nothing more is
+  // ingested: a record after a failed one must not move the store's marker or the partition's
+  // progress past it.
+  if (exit_code_ != 0) return;
   consumed_ += records.size();
-  std::vector<DueRecord> due;
-  for (auto& record : records) {
-    // After a failure nothing more is ingested: a record after a failed one must not move the
-    // store's marker or the partition's progress past it.
-    if (exit_code_ != 0) break;
-    // Behind a held record, in order (consumption is paused, but a fetched batch may still come).
-    if (!held_.empty()) {
-      held_.push_back(std::move(record));
-      continue;
-    }
-    if (Status s = Ingest(record, &due); !s.ok()) HoldRecord(std::move(record), s);
-  }
-  deliverer_->Schedule(std::move(due));
+  const size_t batch = records.size();
+  ingest_->Take(std::move(records));
   if (consumer_->fatal()) return Fail(Status::Unavailable("the consumer hit a fatal error"));
-  if (records.size() == kConsumeBatch) {
+  if (batch == kConsumeBatch) {
     // More may be queued: continue after other handlers (timers, deliveries) had a turn.
     boost::asio::post(io_, [this] { DrainConsumer(); });
   } else {
     ArmConsumerWakeup();
   }
-}
-
-void Bridge::HoldRecord(IncomingRecord record, const Status& why) {
-  ++append_failures_;
-  held_.push_back(std::move(record));
-  if (held_.size() > 1) return;  // the retry is armed
-  held_since_ms_ = clock_.now_ms();
-  held_retry_ms_ = kHeldRetryMinMs;
-  logger_.Warn(why.ToString() + ": pausing consumption until the store takes records again " +
-               "(deliveries go on; retrying with back-off up to " +
-               std::to_string(kHeldRetryMaxMs) + " ms)");
-  ApplyBackpressure();
-  ScheduleHeldRetry();
-}
-
-void Bridge::ScheduleHeldRetry() {
-  held_retry_timer_.expires_after(milliseconds(held_retry_ms_));
-  held_retry_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec) RetryHeldRecords();
-  });
-}
-
-void Bridge::RetryHeldRecords() {
-  if (stopping_ || held_.empty()) return;
-  std::vector<DueRecord> due;
-  while (!held_.empty() && exit_code_ == 0) {
-    if (Status s = Ingest(held_.front(), &due); !s.ok()) {
-      ++append_failures_;
-      held_retry_ms_ = std::min(2 * held_retry_ms_, kHeldRetryMaxMs);
-      warnings_.Warn(s.ToString() + ": " + std::to_string(held_.size()) +
-                     " records wait, consumption paused; retrying in " +
-                     std::to_string(held_retry_ms_) + " ms");
-      ScheduleHeldRetry();
-      break;
-    }
-    held_.pop_front();
-  }
-  deliverer_->Schedule(std::move(due));
-  if (!held_.empty()) return;
-  logger_.Info("the stores take records again after " +
-               std::to_string(clock_.now_ms() - held_since_ms_) + " ms: resuming consumption");
-  ApplyBackpressure();
-  DrainConsumer();
-}
-
-void Bridge::DropHeldRecords(const std::vector<TopicPartitionId>& partitions) {
-  // Not committed: whoever reads these partitions next reads them again.
-  std::erase_if(held_, [&partitions](const IncomingRecord& r) {
-    return std::find(partitions.begin(), partitions.end(),
-                     TopicPartitionId{r.topic, r.partition}) != partitions.end();
-  });
-  if (held_.empty()) held_retry_timer_.cancel();
-}
-
-Status Bridge::Ingest(const IncomingRecord& in, std::vector<DueRecord>* due) {
-  auto it = stores_.find(TopicPartitionId{in.topic, in.partition});
-  if (it == stores_.end()) {
-    // A record fetched just before its partition was revoked; its offset is not committed,
-    // so the partition's new owner reads it again.
-    logger_.Warn("ignoring " + in.topic + "/" + std::to_string(in.partition) + "/" +
-                 std::to_string(in.offset) + ": partition not assigned");
-    return Status::Ok();
-  }
-  PartitionStore& store = *it->second;
-  if (auto last = store.offsets().last_added(); last && in.offset <= *last) {
-    // Fetched again in this run: librdkafka resumes a paused partition from the last stored
-    // offset (auto store is off), not from the last record it returned.
-    ++refetched_;
-    return Status::Ok();
-  }
-  if (auto below = store.stored_below(); below && in.offset < *below) {
-    // Stored before a crash whose offset commit was lost: storing it again would deliver twice.
-    ++already_stored_;
-    store.offsets().AddSettled(in.offset);
-    store.progress().AddFinished(in.offset);
-    return Status::Ok();
-  }
-  const int64_t now_ms = clock_.now_ms();
-  IngestDecision decision = DecideIngest(in, config_.routes.at(in.topic), policy_, now_ms);
-  if (auto* cancel = std::get_if<CancelRequested>(&decision)) {
-    return Cancel(store, cancel->cancel, due);
-  }
-  auto* rejected = std::get_if<Rejected>(&decision);
-  if (!rejected &&
-      store.Finished(in.offset, std::get<Accepted>(decision).record.requested_deliver_at_ms)) {
-    // Read again after a failover or restart: the committed progress says it was delivered
-    // (or dead-lettered) already.
-    ++already_finished_;
-    store.offsets().AddSettled(in.offset);
-    store.progress().AddFinished(in.offset);
-    return Status::Ok();
-  }
-  if (rejected && store.FinishedRejected(in.offset)) {
-    ++already_finished_;  // dead-lettered by the previous owner
-    store.offsets().AddSettled(in.offset);
-    store.progress().AddFinished(in.offset);
-    return Status::Ok();
-  }
-  if (rejected) return DeadLetter(store, in, rejected->reason);
-  auto& accepted = std::get<Accepted>(decision);
-  if (store.Behind(accepted.record.requested_deliver_at_ms)) {
-    DeliverBehind(store, in, std::move(accepted.record));
-    return Status::Ok();
-  }
-  auto appended = store.Append(accepted.record, accepted.encoded, now_ms);
-  if (!appended.ok() && appended.status().code() == Status::Code::kInvalidArgument) {
-    // The store refuses this record (e.g. a due time past year 9999): bad input, not a fault.
-    if (store.FinishedRejected(in.offset)) {
-      ++already_finished_;  // dead-lettered by the previous owner
-      store.offsets().AddSettled(in.offset);
-      store.progress().AddFinished(in.offset);
-      return Status::Ok();
-    }
-    return DeadLetter(store, in, "record: " + appended.status().message());
-  }
-  if (!appended.ok() && appended.status().code() == Status::Code::kFailedPrecondition) {
-    // The store cannot be used any more (a failed fdatasync): only a reopen recovers it. Not
-    // committed, so nothing is lost: the record is read again after the restart.
-    Fail(appended.status().WithContext("append " + accepted.record.SourceId()));
-    return Status::Ok();
-  }
-  if (!appended.ok()) {
-    // A full disk, out of descriptors: nothing was appended, the record waits (HoldRecord).
-    return appended.status().WithContext("append " + accepted.record.SourceId() + " to store " +
-                                         store.id().ToString());
-  }
-  ++stored_;
-  if (const std::optional<RecordPosition>& position = *appended) {
-    due->push_back(DueRecord{store.id(), *position, std::move(accepted.record)});
-  }
-  return Status::Ok();
-}
-
-Status Bridge::DeadLetter(PartitionStore& store, const IncomingRecord& in,
-                          const std::string& reason) {
-  ++dead_lettered_;
-  store.offsets().AddDeadLettered(in.offset);
-  store.progress().AddDeadLetter(in.offset);
-  DelayedRecord letter = MakeDeadLetter(in, reason, config_.dead_letter_topic);
-  logger_.Warn("dead letter " + letter.SourceId() + " -> " + config_.dead_letter_topic + ": " +
-               reason);
-  deliverer_->ProduceNow(store.id(), std::move(letter), DeliveryForm::kDeadLetter);
-  return Status::Ok();
-}
-
-Status Bridge::Cancel(PartitionStore& store, const StoredCancel& cancel,
-                      std::vector<DueRecord>* due) {
-  auto result = store.ApplyCancel(cancel);
-  if (!result.ok() && result.status().code() == Status::Code::kFailedPrecondition) {
-    // The store cannot be used any more (a failed fdatasync); the cancel is read again after the
-    // restart.
-    Fail(result.status().WithContext("cancel " + cancel.TargetId()));
-    return Status::Ok();
-  }
-  // A full disk, out of descriptors, a read error: the cancel waits (HoldRecord).
-  if (!result.ok()) return result.status().WithContext("store " + store.id().ToString());
-  for (const std::string& damage : result->damage) {
-    ++corrupt_records_;
-    logger_.Error("store " + store.id().ToString() + ": finding " + cancel.TargetId() +
-                  " met damage, searched its hour second by second: " + damage);
-  }
-  using Verdict = PartitionStore::CancelVerdict;
-  bool counted = result->verdict == Verdict::kCancelled;
-  if (result->loaded_at_ms) {
-    // Appended with this consumer batch: not handed over yet.
-    const auto in_batch = [&](const DueRecord& r) {
-      return r.store == store.id() && r.record.source_offset == cancel.target_offset;
-    };
-    for (const DueRecord& r : *due) {
-      if (in_batch(r)) store.Acknowledge(r.position);
-    }
-    if (std::erase_if(*due, in_batch) > 0) counted = true;
-    // Commands run in order: the rest of the batch goes first, then the cancel.
-    deliverer_->Schedule(std::move(*due));
-    due->clear();
-    deliverer_->Cancel(store.id(), cancel.target_offset, counted);
-  }
-  if (counted) {
-    ++cancelled_;
-  } else if (result->verdict == Verdict::kTooLate) {
-    CancelTooLate(store.id(), cancel.target_offset);
-  } else if (result->verdict == Verdict::kUnknown) {
-    ++cancel_unknown_;
-    warnings_.Warn("cancel " + cancel.SourceId() + ": no record " + cancel.TargetId() +
-                   " is pending here (never accepted, itself a cancel, or delivered and its "
-                   "hour's files removed)");
-  }
-  return Status::Ok();
-}
-
-void Bridge::CancelTooLate(const TopicPartitionId& store, int64_t target_offset) {
-  ++cancel_too_late_;
-  warnings_.Warn("cancel of " + store.topic + "/" + std::to_string(store.partition) + "/" +
-                 std::to_string(target_offset) +
-                 " came too late: it was delivered already, or is being produced");
-}
-
-void Bridge::DeliverBehind(PartitionStore& store, const IncomingRecord& in, DelayedRecord record) {
-  ++delivered_behind_;
-  // Settled (for the marker) and finished (for the progress) once the transaction commits.
-  store.offsets().AddDeadLettered(in.offset);
-  store.progress().AddDeadLetter(in.offset);
-  deliverer_->ProduceNow(store.id(), std::move(record), DeliveryForm::kRecord);
 }
 
 void Bridge::ScheduleTransaction(milliseconds delay) {
@@ -514,9 +314,12 @@ void Bridge::OnTransactionTimer() {
 
 Result<std::map<TopicPartitionId, int64_t>> Bridge::ReopenStores(
     const std::vector<TopicPartitionId>& dropped, const std::vector<TopicPartitionId>& reload) {
-  DropHeldRecords(dropped);  // reading moves back to the last committed transaction
-  std::map<TopicPartitionId, int64_t> starts = OpenStores(reload);
-  if (exit_code_ != 0) return Status::Unavailable("the bridge is stopping");
+  ingest_->DropHeld(dropped);  // reading moves back to the last committed transaction
+  auto starts = assigner_->Open(reload);
+  if (!starts.ok()) {
+    Fail(starts.status());
+    return Status::Unavailable("the bridge is stopping");
+  }
   boost::asio::post(io_, [this] { Preload(); });
   return starts;
 }
@@ -526,10 +329,9 @@ Result<std::map<TopicPartitionId, int64_t>> Bridge::ReopenStores(
 void Bridge::Preload() {
   if (stopping_ || transaction_failed()) return;
   const int64_t now_ms = clock_.now_ms();
-  NoticeClockStepBack(now_ms);
-  if (exit_code_ != 0) return;
+  if (Status s = clock_steps_.Notice(now_ms); !s.ok()) return Fail(s);
   for (auto& [id, store] : stores_) {
-    ReleaseDeliveriesWhenReadToTheEnd(*store);
+    assigner_->ReleaseDeliveriesWhenReadToTheEnd(*store, ingest_->held() > 0);
     if (!store->delivers()) continue;
     const size_t in_memory = deliverer_->in_memory();
     if (in_memory >= config_.max_preloaded_records) break;  // wait for deliveries
@@ -554,33 +356,6 @@ void Bridge::Preload() {
   }
 }
 
-void Bridge::NoticeClockStepBack(int64_t now_ms) {
-  const int64_t step_ms = last_clock_ms_ - now_ms;
-  last_clock_ms_ = now_ms;
-  if (step_ms < kClockStepMs) return;
-  ++clock_steps_back_;
-  if (step_ms >= kClockStepStopMs) {
-    return Fail(Status::Unavailable(
-        "the wall clock stepped back by " + std::to_string(step_ms) +
-        " ms: librdkafka waits for deadlines on the wall clock (librdkafka issue #2145) and "
-        "could stall this long, so the bridge stops for its supervisor to restart it; after the "
-        "restart " +
-        CheckpointAheadConsequence()));
-  }
-  logger_.Warn("the wall clock stepped back by " + std::to_string(step_ms) +
-               " ms: " + CheckpointAheadConsequence());
-}
-
-std::string Bridge::CheckpointAheadConsequence() const {
-  if (config_.exactly_once()) {
-    return "records asking for a time before a partition's committed checkpoint (which stays "
-           "where the clock had reached) are delivered at once, up to the step early";
-  }
-  return "records are still delivered at the times they ask for; the delivered checkpoints stay "
-         "where the clock had reached until it passes them again (records arriving meanwhile "
-         "are stored after them, and the progress committed to Kafka waits too)";
-}
-
 void Bridge::ApplyAcks() { ApplyAckBatch(deliverer_->TakeAcks()); }
 
 void Bridge::ApplyAckBatch(const AckBatch& acks) {
@@ -588,18 +363,7 @@ void Bridge::ApplyAckBatch(const AckBatch& acks) {
     // A store revoked meanwhile: its new owner delivers the record again.
     if (auto it = stores_.find(id); it != stores_.end()) it->second->Acknowledge(position);
   }
-  for (const auto& answer : acks.cancels) {
-    auto it = stores_.find(answer.store);
-    if (it == stores_.end()) continue;  // revoked meanwhile: its next owner reads the cancel again
-    // Finished without a delivery: the watermark may pass it.
-    for (const RecordPosition& position : answer.cancelled_at) it->second->Acknowledge(position);
-    if (answer.counted) continue;
-    if (answer.cancelled_at.empty()) {
-      CancelTooLate(answer.store, answer.target_offset);
-    } else {
-      ++cancelled_;
-    }
-  }
+  ingest_->ApplyCancelAnswers(acks.cancels);
   for (const auto& ack : acks.dead_lettered) {
     if (auto it = stores_.find(ack.store); it != stores_.end()) {
       it->second->offsets().MarkDeadLetterAcked(ack.source_offset);
@@ -641,15 +405,16 @@ void Bridge::AddDeliveryStats(const DeliveryStats& d) {
 void Bridge::LogStats() {
   const DeliveryStats d = deliverer_->TakeStats();
   AddDeliveryStats(d);
+  const IngestCounts& in = ingest_->counts();
   logger_.Info(
-      "stats: consumed=" + std::to_string(consumed_) + " stored=" + std::to_string(stored_) +
-      " already_stored=" + std::to_string(already_stored_) + " already_finished=" +
-      std::to_string(already_finished_) + " refetched=" + std::to_string(refetched_) +
-      " dead_lettered=" + std::to_string(dead_lettered_) + " cancelled=" +
-      std::to_string(cancelled_) + " cancel_too_late=" + std::to_string(cancel_too_late_) +
-      " cancel_unknown=" + std::to_string(cancel_unknown_) +
+      "stats: consumed=" + std::to_string(consumed_) + " stored=" + std::to_string(in.stored) +
+      " already_stored=" + std::to_string(in.already_stored) + " already_finished=" +
+      std::to_string(in.already_finished) + " refetched=" + std::to_string(in.refetched) +
+      " dead_lettered=" + std::to_string(in.dead_lettered) + " cancelled=" +
+      std::to_string(in.cancelled) + " cancel_too_late=" + std::to_string(in.cancel_too_late) +
+      " cancel_unknown=" + std::to_string(in.cancel_unknown) +
       (config_.exactly_once()
-           ? " delivered_behind=" + std::to_string(delivered_behind_) +
+           ? " delivered_behind=" + std::to_string(in.delivered_behind) +
                  " transactions=" + std::to_string(cutter_->transactions()) +
                  " transaction_cuts_put_off=" + std::to_string(cutter_->cuts_put_off()) +
                  " transactions_aborted=" + std::to_string(cutter_->rollbacks()) +
@@ -657,14 +422,15 @@ void Bridge::LogStats() {
            : std::string()) +
       " delivered=" + std::to_string(delivered_) + " delivery_retries=" +
       std::to_string(delivery_retries_) + " delivery_refused=" + std::to_string(delivery_refused_) +
-      " dead_letters_reduced=" + std::to_string(dead_letters_reduced_) + " dead_letters_dropped=" +
-      std::to_string(dead_letters_dropped_) + " corrupt=" + std::to_string(corrupt_records_) +
-      " preload_retries=" + std::to_string(preload_retries_) + " clock_steps_back=" +
-      std::to_string(clock_steps_back_) + " append_failures=" + std::to_string(append_failures_) +
-      " sync_failures=" + std::to_string(committer_->sync_failures()) +
-      " held=" + std::to_string(held_.size()) + " in_memory=" + std::to_string(d.in_memory) +
-      " in_wheel=" + std::to_string(d.in_wheel) + " in_flight=" + std::to_string(d.in_flight) +
-      " stores=" + std::to_string(stores_.size()) +
+      " dead_letters_reduced=" + std::to_string(dead_letters_reduced_) +
+      " dead_letters_dropped=" + std::to_string(dead_letters_dropped_) +
+      " corrupt=" + std::to_string(corrupt_records_ + in.corrupt_records) +
+      " preload_retries=" + std::to_string(preload_retries_) +
+      " clock_steps_back=" + std::to_string(clock_steps_.steps_back()) +
+      " append_failures=" + std::to_string(in.append_failures) + " sync_failures=" +
+      std::to_string(committer_->sync_failures()) + " held=" + std::to_string(ingest_->held()) +
+      " in_memory=" + std::to_string(d.in_memory) + " in_wheel=" + std::to_string(d.in_wheel) +
+      " in_flight=" + std::to_string(d.in_flight) + " stores=" + std::to_string(stores_.size()) +
       " | lateness at produce: " + LatenessSummaryMs(stats_lateness_at_produce_) +
       " | lateness at ack: " + LatenessSummaryMs(stats_lateness_at_ack_));
   stats_lateness_at_produce_.Reset();
@@ -724,28 +490,28 @@ BridgeMetrics Bridge::GatherMetrics(const DeliveryStats& d) {
   BridgeMetrics m;
   m.version = DELAYBRIDGE_VERSION;
   m.consumed = consumed_;
-  m.stored = stored_;
+  m.stored = ingest_->counts().stored;
   m.delivered = delivered_;
   m.delivery_retries = delivery_retries_;
-  m.rejected = dead_lettered_;
+  m.rejected = ingest_->counts().dead_lettered;
   m.refused = delivery_refused_;
-  m.cancelled = cancelled_;
-  m.cancel_too_late = cancel_too_late_;
-  m.cancel_unknown = cancel_unknown_;
+  m.cancelled = ingest_->counts().cancelled;
+  m.cancel_too_late = ingest_->counts().cancel_too_late;
+  m.cancel_unknown = ingest_->counts().cancel_unknown;
   m.dead_letters_reduced = dead_letters_reduced_;
   m.dead_letters_dropped = dead_letters_dropped_;
-  m.corrupt_records = corrupt_records_;
-  m.append_failures = append_failures_;
+  m.corrupt_records = corrupt_records_ + ingest_->counts().corrupt_records;
+  m.append_failures = ingest_->counts().append_failures;
   m.sync_failures = committer_->sync_failures();
   m.preload_retries = preload_retries_;
-  m.clock_steps_back = clock_steps_back_;
+  m.clock_steps_back = clock_steps_.steps_back();
   m.exactly_once = config_.exactly_once();
   m.transactions = cutter_ ? cutter_->transactions() : 0;
   m.transactions_aborted = cutter_ ? cutter_->rollbacks() : 0;
   m.in_memory = d.in_memory;
   m.in_wheel = d.in_wheel;
   m.in_flight = static_cast<uint64_t>(std::max(d.in_flight, 0));
-  m.held = held_.size();
+  m.held = ingest_->held();
   for (auto& [id, store] : stores_) {
     PartitionMetrics p;
     p.id = id;
@@ -820,167 +586,15 @@ std::map<TopicPartitionId, int64_t> Bridge::OnAssigned(
   // commit, and produce nothing until the stores are open.
   const bool held = config_.exactly_once() && !transaction_failed() && !partitions.empty() &&
                     cutter_->Cut(false, false) == TransactionCutter::CutResult::kCommitted;
-  std::map<TopicPartitionId, int64_t> starts = OpenStores(partitions);
+  auto starts = assigner_->Open(partitions);
+  if (!starts.ok()) {
+    Fail(starts.status());
+    return {};
+  }
   if (held) deliverer_->Resume();
   // Start loading the new stores without waiting for the next preload tick.
   boost::asio::post(io_, [this] { Preload(); });
-  return starts;
-}
-
-std::map<TopicPartitionId, int64_t> Bridge::OpenStores(
-    const std::vector<TopicPartitionId>& partitions) {
-  storage::StoreOptions options;
-  options.max_open_hours = config_.max_open_hours;
-  options.max_record_bytes = config_.max_record_bytes;
-  // exactly_once: an instance that vanished can leave a transaction holding these partitions'
-  // offsets open until the broker aborts it (transaction_timeout_ms); the commit is read only
-  // once it is settled.
-  const int committed_timeout_ms =
-      config_.exactly_once()
-          ? static_cast<int>(config_.transaction_timeout_ms) + kCommittedTimeoutMs
-          : kCommittedTimeoutMs;
-  auto committed = consumer_->Committed(partitions, committed_timeout_ms);
-  if (!committed.ok() && config_.exactly_once()) {
-    // Guessing the progress could deliver a record twice.
-    Fail(committed.status().WithContext("assign (exactly_once needs the committed progress)"));
-    return {};
-  }
-  if (!committed.ok()) {
-    logger_.Warn(committed.status().ToString() +
-                 " (reading starts at the group's committed offsets; the local stores are "
-                 "trusted as they are)");
-  }
-  std::map<TopicPartitionId, int64_t> starts;
-  for (const auto& id : partitions) {
-    std::optional<CommittedOffset> commit;
-    if (committed.ok()) {
-      if (auto it = committed->find(id); it != committed->end()) commit = it->second;
-    }
-    std::optional<ProgressMetadata> kafka_state;
-    if (commit) {
-      auto parsed = ParseProgressMetadata(commit->metadata);
-      if (parsed.ok()) {
-        kafka_state = *parsed;
-      } else {
-        logger_.Warn("assigned " + id.ToString() + ": " + parsed.status().ToString() +
-                     " (treated as an offset without progress)");
-      }
-    }
-    storage::RecoveryReport report;
-    auto store = PartitionStore::Open(id, config_.storage_dir, options, clock_.now_ms(),
-                                      kafka_state, &report, config_.exactly_once());
-    if (!store.ok()) {
-      Fail(store.status().WithContext("assign " + id.ToString()));
-      return starts;
-    }
-    WarnIfCheckpointAhead(**store, clock_.now_ms());
-    if (!(*store)->damaged_checkpoint().empty()) {
-      logger_.Error("assigned " + id.ToString() + ": " + (*store)->damaged_checkpoint() +
-                    ": ignored; delivering from " + ToString((*store)->start()) +
-                    " (records delivered since may be delivered again)");
-    }
-    const std::optional<int64_t> committed_offset =
-        commit ? std::optional<int64_t>(commit->offset) : std::nullopt;
-    const std::optional<int64_t> start = (*store)->Resume(
-        committed_offset, kafka_state, clock_.now_ms(), (config_.preload_seconds + 1) * 1000);
-    if (start) starts[id] = *start;
-    LogAssigned(**store, report, committed_offset, kafka_state, start);
-    HoldDeliveriesUntilReadToTheEnd(**store, start, kafka_state);
-    stores_[id] = std::move(store).value();
-  }
-  return starts;
-}
-
-void Bridge::HoldDeliveriesUntilReadToTheEnd(PartitionStore& store, std::optional<int64_t> start,
-                                             const std::optional<ProgressMetadata>& kafka_state) {
-  const std::string id = store.id().ToString();
-  auto marks = consumer_->QueryWatermarks(store.id(), kWatermarkTimeoutMs);
-  int64_t end = 0;
-  if (marks.ok()) {
-    end = marks->high;
-    start = std::max(start.value_or(marks->low), marks->low);
-  } else if (kafka_state) {
-    // At least what the last commit had read.
-    end = kafka_state->ingest_position;
-    logger_.Warn("assigned " + id + ": " + marks.status().ToString() +
-                 "; deliveries wait until reading reaches the committed ingest position " +
-                 std::to_string(end) + " instead of the partition's end");
-  } else {
-    logger_.Warn("assigned " + id + ": " + marks.status().ToString() +
-                 "; deliveries start at once (a cancel still to be read may come too late)");
-    return;
-  }
-  if (start && *start >= end) return;  // nothing to read before delivering
-  store.HoldDeliveriesUntil(end);
-  // Not "assigned <id>": one line per assignment starts so (tests and operators count them).
-  logger_.Info(id + ": deliveries wait until reading reaches offset " + std::to_string(end) +
-               " (the partition's end at its assignment), so every cancel produced so far is " +
-               "read before its target is loaded");
-}
-
-void Bridge::ReleaseDeliveriesWhenReadToTheEnd(PartitionStore& store) {
-  const std::optional<int64_t>& until = store.deliveries_held_until();
-  if (!until) return;
-  const PartitionProgress& progress = store.progress();
-  const std::optional<int64_t> position = consumer_->Position(store.id());
-  const bool read = (progress.has_position() && progress.ingest_position() >= *until) ||
-                    (position && *position >= *until);
-  // A full disk pauses reading; the records already stored must still be delivered (and their
-  // hours deleted, which makes room).
-  if (!read && held_.empty()) return;
-  store.ReleaseDeliveries();
-  logger_.Info(store.id().ToString() + ": " +
-               (read ? "reading reached offset " + std::to_string(*until) + ": delivering"
-                     : std::string("reading paused by a store that takes no records: delivering "
-                                   "what is stored (a cancel not yet read may come too late)")));
-}
-
-void Bridge::WarnIfCheckpointAhead(const PartitionStore& store, int64_t now_ms) {
-  // Up to the preload horizon ahead is normal (the watermark waits at preloaded records).
-  const int64_t ahead_ms = store.start().deliver_at_ms - now_ms;
-  if (ahead_ms <= (config_.preload_seconds + 1) * 1000 + kClockStepMs) return;
-  logger_.Warn("assigned " + store.id().ToString() + ": its delivered checkpoint " +
-               ToString(store.start()) + " is " + std::to_string(ahead_ms) +
-               " ms ahead of the clock (the clock stepped back, or the previous owner's clock "
-               "runs ahead): " +
-               CheckpointAheadConsequence());
-}
-
-void Bridge::LogAssigned(const PartitionStore& store, const storage::RecoveryReport& report,
-                         std::optional<int64_t> committed_offset,
-                         const std::optional<ProgressMetadata>& kafka_state,
-                         std::optional<int64_t> start) {
-  const std::string id = store.id().ToString();
-  const auto or_none = [](std::optional<int64_t> v) {
-    return v ? std::to_string(*v) : std::string("none");
-  };
-  logger_.Info(
-      "assigned " + id + ": store " + store.dir() + " id=" + store.store_id() +
-      " hours=" + std::to_string(report.hours) + " records=" + std::to_string(report.records) +
-      " truncated_bytes=" + std::to_string(report.truncated_bytes) + " records_dropped=" +
-      std::to_string(report.records_dropped) + " resume_at=" + ToString(store.start()) +
-      " committed_offset=" + or_none(committed_offset) + " reading_from=" + or_none(start) +
-      (store.had_checkpoint() ? " (checkpoint)" : " (no checkpoint)"));
-  if (committed_offset && !kafka_state && !store.had_checkpoint() && report.hours == 0) {
-    // Committed by a bridge that kept no progress in Kafka (before version 0.2): records still
-    // pending in that instance's store below the committed offset are not read again here.
-    logger_.Error("assigned " + id + " has committed offset " + std::to_string(*committed_offset) +
-                  " without progress metadata and an empty store here: records still pending in "
-                  "the store of the instance that committed it are not delivered by this one");
-  }
-  if (kafka_state && store.rebuilt()) {
-    logger_.Warn("assigned " + id + ": the group's last commit came from store " +
-                 kafka_state->store_id + ", not this one: rebuilding it from the delay topic, " +
-                 "reading offsets " + or_none(start) + ".." +
-                 std::to_string(kafka_state->ingest_position) +
-                 " again and skipping what was delivered before " +
-                 std::to_string(kafka_state->checkpoint_ms) + " ms (late or dead-lettered " +
-                 "records below offset " + std::to_string(kafka_state->late_below) + ")");
-  }
-  for (const auto& problem : report.problems) {
-    logger_.Warn("recovery of " + id + ": " + problem.file + " at byte " +
-                 std::to_string(problem.offset) + ": " + problem.what);
-  }
+  return std::move(starts).value();
 }
 
 void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions, bool lost) {
@@ -989,7 +603,7 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions, bool los
     if (stores_.count(id)) owned.push_back(id);
   }
   if (owned.empty()) return;
-  DropHeldRecords(owned);
+  ingest_->DropHeld(owned);
   revoker_->Revoke(owned, lost);
 }
 

@@ -23,7 +23,6 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -34,15 +33,17 @@
 #include "core/clock.h"
 #include "core/lateness_histogram.h"
 #include "plugin/bridge_metrics.h"
+#include "plugin/clock_step_watch.h"
 #include "plugin/config.h"
 #include "plugin/deliverer.h"
 #include "plugin/disk_worker.h"
 #include "plugin/http_server.h"
-#include "plugin/ingest.h"
+#include "plugin/ingest_pipeline.h"
 #include "plugin/kafka_stats_file.h"
 #include "plugin/kafka_wakeup.h"
 #include "plugin/log.h"
 #include "plugin/offset_committer.h"
+#include "plugin/partition_assigner.h"
 #include "plugin/partition_revoker.h"
 #include "plugin/partition_store.h"
 #include "plugin/source_consumer.h"
@@ -77,27 +78,7 @@ class Bridge final : public RebalanceListener {
   void ArmConsumerWakeup();
   void ApplyBackpressure();
   void DrainConsumer();
-  // Appends one record; one due inside the preloaded horizon is added to *due. An error: the
-  // store could not take it for now (a full disk, out of descriptors) and nothing changed.
-  Status Ingest(const IncomingRecord& in, std::vector<DueRecord>* due);
-  Status DeadLetter(PartitionStore& store, const IncomingRecord& in, const std::string& reason);
-  // A cancel (x-delay-cancel): drops its target from the store, or asks the Deliverer to drop it
-  // from memory (after handing it *due, so a target consumed in the same batch is found there).
-  // An error: the store could not be read or appended to for now, and nothing changed.
-  Status Cancel(PartitionStore& store, const StoredCancel& cancel, std::vector<DueRecord>* due);
-  void CancelTooLate(const TopicPartitionId& store, int64_t target_offset);
-  // A record a store could not take waits, with every record consumed after it, while
-  // consumption is paused; RetryHeldRecords tries them again with back-off and resumes
-  // consumption once they are in. Deliveries go on meanwhile.
-  void HoldRecord(IncomingRecord record, const Status& why);
-  void ScheduleHeldRetry();
-  void RetryHeldRecords();
-  // Revoked or reloaded partitions: their held records are read again by whoever reads next.
-  void DropHeldRecords(const std::vector<TopicPartitionId>& partitions);
 
-  // exactly_once. A record asking for a time before the committed checkpoint: delivered now,
-  // finished when the transaction holding it commits.
-  void DeliverBehind(PartitionStore& store, const IncomingRecord& in, DelayedRecord record);
   // The transaction timer's step: cuts a transaction, or tries again soon when the cut was not
   // exact.
   void OnTransactionTimer();
@@ -110,10 +91,6 @@ class Bridge final : public RebalanceListener {
 
   // Delivery side (the Deliverer does the delivering).
   void Preload();
-  // Warns when the wall clock went back by kClockStepMs or more since the last call.
-  void NoticeClockStepBack(int64_t now_ms);
-  // What a delivered checkpoint ahead of the clock means for the records arriving now.
-  std::string CheckpointAheadConsequence() const;
   void ApplyAcks();
   void ApplyAckBatch(const AckBatch& acks);
   void PersistCheckpoints();
@@ -141,19 +118,6 @@ class Bridge final : public RebalanceListener {
   void ProbeBrokersInBackground();
   void JoinBrokerProbe();
 
-  // Opens (or rebuilds) the stores of these partitions from the group's committed progress;
-  // returns where reading starts.
-  std::map<TopicPartitionId, int64_t> OpenStores(const std::vector<TopicPartitionId>& partitions);
-  void WarnIfCheckpointAhead(const PartitionStore& store, int64_t now_ms);
-  // A new store delivers nothing until reading has reached the partition's end as of now
-  // (PartitionStore::HoldDeliveriesUntil); start: where reading starts, when known.
-  void HoldDeliveriesUntilReadToTheEnd(PartitionStore& store, std::optional<int64_t> start,
-                                       const std::optional<ProgressMetadata>& kafka_state);
-  void ReleaseDeliveriesWhenReadToTheEnd(PartitionStore& store);
-  void LogAssigned(const PartitionStore& store, const storage::RecoveryReport& report,
-                   std::optional<int64_t> committed_offset,
-                   const std::optional<ProgressMetadata>& kafka_state,
-                   std::optional<int64_t> start);
   void Every(boost::asio::steady_timer& timer, std::chrono::milliseconds period,
              std::function<void()> step);
 
@@ -172,7 +136,6 @@ class Bridge final : public RebalanceListener {
   boost::asio::steady_timer transaction_timer_;
   boost::asio::steady_timer stats_timer_;
   boost::asio::steady_timer safety_poll_timer_;
-  boost::asio::steady_timer held_retry_timer_;
   WarningThrottle warnings_;
   DiskWorker disk_;                              // posts to io_, so declared after it
   std::unique_ptr<KafkaStatsFile> kafka_stats_;  // null unless configured; outlives the clients
@@ -187,21 +150,14 @@ class Bridge final : public RebalanceListener {
 
   PartitionStores stores_;
   // Use stores_, the DiskWorker, the Deliverer and the consumer: made in Start() after them.
+  std::unique_ptr<PartitionAssigner> assigner_;
+  std::unique_ptr<IngestPipeline> ingest_;
   std::unique_ptr<OffsetCommitter> committer_;
   std::unique_ptr<TransactionCutter> cutter_;  // null unless exactly_once
   std::unique_ptr<PartitionRevoker> revoker_;
 
   uint64_t consumed_ = 0;
-  uint64_t stored_ = 0;
-  uint64_t already_stored_ = 0;    // re-consumed after a crash, skipped
-  uint64_t already_finished_ = 0;  // read again, finished per the committed progress, skipped
-  uint64_t refetched_ = 0;         // returned again by the consumer in this run, skipped
-  uint64_t dead_lettered_ = 0;
-  uint64_t delivered_behind_ = 0;  // exactly_once: asked for a time before the checkpoint
-  uint64_t cancelled_ = 0;         // cancels whose target was pending: never delivered
-  uint64_t cancel_too_late_ = 0;   // cancels whose target was delivered (or produced) already
-  uint64_t cancel_unknown_ = 0;    // cancels naming no record the store holds
-  LatenessHistogram lateness_ms_;  // every acknowledged delivery, for /metrics
+  LatenessHistogram lateness_ms_;                // every acknowledged delivery, for /metrics
   LatenessHistogram stats_lateness_at_produce_;  // since the last stats line
   LatenessHistogram stats_lateness_at_ack_;      // since the last stats line
   uint64_t delivered_ = 0;                       // totals of the Deliverer's per-interval stats
@@ -209,15 +165,9 @@ class Bridge final : public RebalanceListener {
   uint64_t delivery_refused_ = 0;  // refused for good by the target, dead-lettered instead
   uint64_t dead_letters_reduced_ = 0;
   uint64_t dead_letters_dropped_ = 0;
-  uint64_t corrupt_records_ = 0;
-  uint64_t preload_retries_ = 0;   // walks stopped at a second unreadable for now
-  uint64_t append_failures_ = 0;   // appends a store could not take (the record was held)
-  uint64_t clock_steps_back_ = 0;  // wall-clock steps back of kClockStepMs or more
-  int64_t last_clock_ms_ = 0;      // the clock at the last preload walk
-
-  std::deque<IncomingRecord> held_;  // consumed, waiting for a store; oldest first
-  int64_t held_retry_ms_ = 0;        // back-off before the next retry
-  int64_t held_since_ms_ = 0;
+  uint64_t corrupt_records_ = 0;  // unreadable records the preloader skipped
+  uint64_t preload_retries_ = 0;  // walks stopped at a second unreadable for now
+  ClockStepWatch clock_steps_;
 
   bool consumption_paused_ = false;  // in-memory records reached max_preloaded_records
   bool stopping_ = false;

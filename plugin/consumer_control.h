@@ -1,6 +1,7 @@
-// ConsumerControl: what the bridge's commit, revocation and transaction parts need from the
-// consumer-group member (SourceConsumer): committing each partition's "resume at offset" with
-// its metadata, the member's group metadata for a transaction, moving reading back after a
+// ConsumerControl: what the bridge's assignment, commit, revocation and transaction parts need
+// from the consumer-group member (SourceConsumer): reading the group's committed progress and a
+// partition's watermarks and position, committing each partition's "resume at offset" with its
+// metadata, the member's group metadata for a transaction, moving reading back after a
 // rollback, and telling it the brokers answered. An interface, so those rules are unit-tested
 // with a fake that records what was asked and when.
 //
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "core/status.h"
@@ -19,7 +21,22 @@ namespace delaybridge::plugin {
 
 class ConsumerControl {
  public:
+  struct Watermarks {
+    int64_t low = 0;   // the partition's start
+    int64_t high = 0;  // its end (the last stable offset with read_committed)
+  };
+
   virtual ~ConsumerControl() = default;
+
+  // The group's committed offsets and their metadata (blocking, up to timeout_ms); partitions
+  // without a commit are absent. Unavailable when the coordinator did not answer.
+  virtual Result<std::map<TopicPartitionId, CommittedOffset>> Committed(
+      const std::vector<TopicPartitionId>& partitions, int timeout_ms) = 0;
+  // Asks the partition's leader for its watermarks. Blocks up to timeout_ms.
+  virtual Result<Watermarks> QueryWatermarks(const TopicPartitionId& id, int timeout_ms) const = 0;
+  // The offset of the next record the consumer returns for the partition (past transaction
+  // markers); nullopt before it returned one.
+  virtual std::optional<int64_t> Position(const TopicPartitionId& id) const = 0;
 
   // Commits without waiting; a failure is logged when the broker answers.
   virtual void CommitAsync(const std::map<TopicPartitionId, CommittedOffset>& offsets) = 0;

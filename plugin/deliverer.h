@@ -53,17 +53,11 @@
 #include "plugin/kafka_wakeup.h"
 #include "plugin/log.h"
 #include "plugin/pending_deliveries.h"
+#include "plugin/record_handover.h"
 #include "plugin/record_producer.h"
 #include "plugin/warning_throttle.h"
 
 namespace delaybridge::plugin {
-
-// A durable record handed to the delivery thread.
-struct DueRecord {
-  TopicPartitionId store;
-  RecordPosition position;
-  DelayedRecord record;
-};
 
 // Counters and lateness since the last TakeStats().
 struct DeliveryStats {
@@ -82,7 +76,7 @@ struct DeliveryStats {
   LatenessHistogram lateness_at_ack;
 };
 
-class Deliverer final : public DeliveryControl {
+class Deliverer final : public DeliveryControl, public RecordHandover {
  public:
   struct Options {
     std::map<std::string, std::string> kafka;  // producer properties, bootstrap resolved
@@ -109,21 +103,11 @@ class Deliverer final : public DeliveryControl {
   // delivery thread. Records still waiting in the wheel are dropped (they are in the stores).
   void Stop(int flush_timeout_ms);
 
-  // Schedules durable records for delivery at the time each asked for. A record's position can
-  // be later than that (PartitionStore::Append places it after the delivered watermark, which
-  // runs ahead of the clock after the clock stepped back, or by up to the preload horizon): it
-  // orders the record in the store, it does not delay it.
-  void Schedule(std::vector<DueRecord> records);
-  // Produces a record that is in no store now (a dead letter, form kDeadLetter, or
-  // exactly_once's delivered-behind record, form kRecord), retrying until acknowledged. It is
-  // acknowledged by its source offset.
-  void ProduceNow(TopicPartitionId store, DelayedRecord record, DeliveryForm form);
-
-  // Drops the records of store with this source offset, loaded from the store (Schedule), that
-  // wait to be produced; answered in an AckBatch (CancelAnswer) either way. Commands run in
-  // order, so a record scheduled before the call is found. counted: the owner counted the
-  // cancel already (handed back in the answer).
-  void Cancel(TopicPartitionId store, int64_t target_offset, bool counted);
+  // RecordHandover.
+  void Schedule(std::vector<DueRecord> records) override;
+  void ProduceNow(TopicPartitionId store, DelayedRecord record, DeliveryForm form) override;
+  void Cancel(TopicPartitionId store, int64_t target_offset, bool counted) override;
+  size_t in_memory() const override { return in_memory_.load(std::memory_order_relaxed); }
 
   // For a revocation: stops producing these stores' records, waits (up to flush_timeout_ms) for
   // the acknowledgements of those already produced, then forgets every record of these stores;
@@ -151,8 +135,6 @@ class Deliverer final : public DeliveryControl {
   AckBatch TakeAcks() override;
   // Blocks the caller until the delivery thread has copied them.
   DeliveryStats TakeStats();
-  // Records handed over and not yet acknowledged or released: the bridge's memory bound.
-  size_t in_memory() const { return in_memory_.load(std::memory_order_relaxed); }
   // TakeStats without waiting: done runs on the delivery thread with the stats when the thread
   // gets to it, behind the work queued before (a thread that is stuck never runs it).
   void TakeStatsLater(std::function<void(DeliveryStats)> done);

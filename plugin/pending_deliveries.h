@@ -14,18 +14,11 @@
 
 #include "core/timing_wheel.h"
 #include "plugin/delayed_record.h"
+#include "plugin/delivery_form.h"
 #include "plugin/delivery_tracker.h"
-#include "plugin/source_consumer.h"
+#include "plugin/topic_partition.h"
 
 namespace delaybridge::plugin {
-
-// What is produced for a pending record. A target that refuses a record for good (too large,
-// unknown topic, not authorized) moves it one form on; see docs/bridge.md, "Failures".
-enum class DeliveryForm {
-  kRecord,             // the record itself, to its target topic
-  kDeadLetter,         // the record with x-delay-error, to the dead-letter topic
-  kReducedDeadLetter,  // the dead letter without value and headers (ReduceDeadLetter)
-};
 
 struct PendingDelivery {
   TopicPartitionId store;  // the partition store the record came from

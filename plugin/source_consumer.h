@@ -64,10 +64,8 @@ class SourceConsumer final : public ConsumerControl {
   void CommitAsync(const std::map<TopicPartitionId, CommittedOffset>& offsets) override;
   Status CommitSync(const std::map<TopicPartitionId, CommittedOffset>& offsets) override;
 
-  // The group's committed offsets and their metadata (blocking, up to timeout_ms); partitions
-  // without a commit are absent. Unavailable when the coordinator did not answer.
   Result<std::map<TopicPartitionId, CommittedOffset>> Committed(
-      const std::vector<TopicPartitionId>& partitions, int timeout_ms);
+      const std::vector<TopicPartitionId>& partitions, int timeout_ms) override;
 
   // Moves the fetch position of assigned partitions (after the bridge reloaded them); a
   // partition without an offset (none was ever committed) restarts where auto.offset.reset
@@ -90,16 +88,8 @@ class SourceConsumer final : public ConsumerControl {
   // minus the consumer's position (both count transaction markers, so the lag of a
   // transactional topic still reaches 0); nullopt before both are known.
   std::optional<int64_t> Lag(const TopicPartitionId& id) const;
-  // The offset of the next record the consumer returns for the partition (past transaction
-  // markers); nullopt before it returned one.
-  std::optional<int64_t> Position(const TopicPartitionId& id) const;
-  // Asks the partition's leader for its low and high watermark (the last stable offset with
-  // read_committed): the partition's start and end. Blocks up to timeout_ms.
-  struct Watermarks {
-    int64_t low = 0;
-    int64_t high = 0;
-  };
-  Result<Watermarks> QueryWatermarks(const TopicPartitionId& id, int timeout_ms) const;
+  std::optional<int64_t> Position(const TopicPartitionId& id) const override;
+  Result<Watermarks> QueryWatermarks(const TopicPartitionId& id, int timeout_ms) const override;
   // Empty while the brokers answer; else why they seem not to: every broker connection is down
   // (librdkafka said so, and nothing answered since), or the latest offset commit failed.
   // Cleared by the next commit that succeeds, or BrokersAnswered (a transaction committed, a

@@ -1,7 +1,7 @@
 // Hand-written fakes of the interfaces the bridge's parts depend on (DiskJobs, DeliveryControl,
-// ConsumerControl, RevokeTransactions). Each appends what it was asked to one shared CallLog,
-// so a test asserts the order of steps across them; hooks let a test look at the stores at the
-// moment of a call.
+// RecordHandover, ConsumerControl, RevokeTransactions). Each appends what it was asked to one
+// shared CallLog, so a test asserts the order of steps across them; hooks let a test look at the
+// stores at the moment of a call.
 //
 // Thread-safety: one test thread.
 #pragma once
@@ -9,6 +9,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "plugin/delivery_control.h"
 #include "plugin/disk_jobs.h"
 #include "plugin/partition_revoker.h"
+#include "plugin/record_handover.h"
 
 namespace delaybridge::plugin {
 
@@ -111,6 +113,21 @@ class FakeDelivery final : public DeliveryControl {
 class FakeConsumer final : public ConsumerControl {
  public:
   explicit FakeConsumer(CallLog& calls) : calls_(calls) {}
+  Result<std::map<TopicPartitionId, CommittedOffset>> Committed(
+      const std::vector<TopicPartitionId>&, int) override {
+    calls_.push_back("committed");
+    if (!committed_status.ok()) return committed_status;
+    return committed;
+  }
+  Result<Watermarks> QueryWatermarks(const TopicPartitionId& id, int) const override {
+    auto it = watermarks.find(id);
+    if (it == watermarks.end()) return Status::Unavailable("no leader for " + id.ToString());
+    return it->second;
+  }
+  std::optional<int64_t> Position(const TopicPartitionId& id) const override {
+    auto it = positions.find(id);
+    return it == positions.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
   void CommitAsync(const std::map<TopicPartitionId, CommittedOffset>& offsets) override {
     calls_.push_back("commit async");
     async_commits.push_back(offsets);
@@ -138,9 +155,55 @@ class FakeConsumer final : public ConsumerControl {
   void BrokersAnswered() override { calls_.push_back("brokers answered"); }
 
   bool member = true;
-  std::function<std::string()> on_commit_sync;  // appended to the "commit sync" entry
+  Status committed_status;                                // not ok: Committed fails so
+  std::map<TopicPartitionId, CommittedOffset> committed;  // what Committed returns
+  std::map<TopicPartitionId, Watermarks> watermarks;      // absent: QueryWatermarks fails
+  std::map<TopicPartitionId, int64_t> positions;          // absent: no position yet
+  std::function<std::string()> on_commit_sync;            // appended to the "commit sync" entry
   std::vector<std::map<TopicPartitionId, CommittedOffset>> async_commits;
   std::vector<std::map<TopicPartitionId, CommittedOffset>> sync_commits;
+
+ private:
+  CallLog& calls_;
+};
+
+// What the ingest side handed over, each call logged; the records kept for the test to look at.
+class FakeHandover final : public RecordHandover {
+ public:
+  explicit FakeHandover(CallLog& calls) : calls_(calls) {}
+  void Schedule(std::vector<DueRecord> records) override {
+    if (records.empty()) return;  // an empty batch hands nothing over
+    std::string entry = "schedule";
+    for (const DueRecord& r : records) {
+      entry += " ";
+      entry += std::to_string(r.record.source_offset);
+    }
+    calls_.push_back(entry);
+    for (DueRecord& r : records) scheduled.push_back(std::move(r));
+  }
+  void ProduceNow(TopicPartitionId store, DelayedRecord record, DeliveryForm form) override {
+    std::string entry = form == DeliveryForm::kDeadLetter ? "dead letter " : "produce now ";
+    entry += std::to_string(record.source_offset);
+    calls_.push_back(entry);
+    produced_now.push_back({std::move(store), std::move(record), form});
+  }
+  void Cancel(TopicPartitionId store, int64_t target_offset, bool counted) override {
+    std::string entry = "cancel ";
+    entry += store.ToString();
+    entry += "/";
+    entry += std::to_string(target_offset);
+    if (counted) entry += ", counted";
+    calls_.push_back(entry);
+  }
+  size_t in_memory() const override { return scheduled.size(); }
+
+  struct ProducedNow {
+    TopicPartitionId store;
+    DelayedRecord record;
+    DeliveryForm form;
+  };
+  std::vector<DueRecord> scheduled;
+  std::vector<ProducedNow> produced_now;
 
  private:
   CallLog& calls_;
