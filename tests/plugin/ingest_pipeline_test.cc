@@ -164,56 +164,62 @@ TEST_F(IngestPipelineTest, TheDeliveryThreadsCancelAnswersAreCounted) {
   EXPECT_FALSE(store_->tracker().oldest_outstanding().has_value());
 }
 
-TEST_F(IngestPipelineTest, RecordsWaitInOrderBehindOneAFullDiskRefusedAndGoInOnceThereIsRoom) {
-  testing::SmallFilesystem disk("ingest_pipeline_full_disk", 4 * 1024 * 1024);
-  if (!disk.mounted()) GTEST_SKIP() << disk.error();
-  stores_.clear();
-  OpenStore(disk.path());
-  IngestPipeline pipeline = MakePipeline();
-  const std::string value(1000, 'v');
-  pipeline.Take(Batch({DueIn(100, 1'000, value)}));  // the hour's files exist
-  ASSERT_TRUE(disk.Fill());
-
-  // Appends go into the write buffer until it must be written; then the disk refuses.
-  int64_t offset = 101;
-  for (; offset < 10'100 && pipeline.held() == 0; ++offset) {
-    pipeline.Take(Batch({DueIn(offset, 1'000, value)}));
+// The store on a small filesystem filled up: offset 100 is stored (its hour's files exist),
+// then records of 1 KB go into the write buffer until it must be written and the disk refuses.
+class IngestPipelineFullDiskTest : public IngestPipelineTest {
+ protected:
+  void SetUp() override {
+    if (!disk_.mounted()) GTEST_SKIP() << disk_.error();
+    OpenStore(disk_.path());
   }
-  ASSERT_EQ(pipeline.held(), 1u) << "the full disk never refused an append";
-  const int64_t refused = offset - 1;
-  pipeline.Take(Batch({DueIn(offset, 1'000, value), DueIn(offset + 1, 1'000, value)}));
+  // Takes records from offset 100 on until one is refused; returns its offset.
+  int64_t TakeUntilRefused(IngestPipeline& pipeline) {
+    pipeline.Take(Batch({DueIn(100, 1'000, value_)}));
+    EXPECT_TRUE(disk_.Fill());
+    int64_t offset = 101;
+    for (; offset < 10'100 && pipeline.held() == 0; ++offset) {
+      pipeline.Take(Batch({DueIn(offset, 1'000, value_)}));
+    }
+    EXPECT_EQ(pipeline.held(), 1u) << "the full disk never refused an append";
+    return offset - 1;
+  }
+
+  testing::SmallFilesystem disk_{"ingest_pipeline_full_disk", 4 * 1024 * 1024};
+  const std::string value_ = std::string(1000, 'v');
+};
+
+TEST_F(IngestPipelineFullDiskTest, RecordsWaitInOrderBehindTheRefusedOneAndGoInOnceThereIsRoom) {
+  IngestPipeline pipeline = MakePipeline();
+  const int64_t refused = TakeUntilRefused(pipeline);
+  const int64_t last = refused + 2;
+  pipeline.Take(Batch({DueIn(refused + 1, 1'000, value_), DueIn(last, 1'000, value_)}));
   EXPECT_EQ(pipeline.held(), 3u) << "the records behind it wait too";
   EXPECT_EQ(store_->offsets().last_added(), refused - 1);
   EXPECT_EQ(pipeline.counts().append_failures, 1u);
   EXPECT_EQ(std::count(calls_.begin(), calls_.end(), "held changed"), 1);
 
-  disk.Free();
+  disk_.Free();
   io_.run_for(std::chrono::seconds(10));  // the retry timer: 100 ms at first
   EXPECT_EQ(pipeline.held(), 0u);
   EXPECT_EQ(std::count(calls_.begin(), calls_.end(), "held changed"), 2);
-  EXPECT_EQ(store_->offsets().last_added(), offset + 1);
-  EXPECT_EQ(pipeline.counts().stored, static_cast<uint64_t>(offset + 2 - 100));
-  ASSERT_EQ(handover_.scheduled.size(), static_cast<size_t>(offset + 2 - 100));
+  EXPECT_EQ(store_->offsets().last_added(), last);
+  EXPECT_EQ(pipeline.counts().stored, static_cast<uint64_t>(last + 1 - 100));
+  ASSERT_EQ(handover_.scheduled.size(), static_cast<size_t>(last + 1 - 100));
   for (size_t i = 0; i < handover_.scheduled.size(); ++i) {
     EXPECT_EQ(handover_.scheduled[i].record.source_offset, static_cast<int64_t>(100 + i));
   }
   EXPECT_TRUE(failed_.ok());
 }
 
-TEST_F(IngestPipelineTest, RecordsOfARevokedPartitionStopWaiting) {
-  testing::SmallFilesystem disk("ingest_pipeline_revoked", 4 * 1024 * 1024);
-  if (!disk.mounted()) GTEST_SKIP() << disk.error();
-  stores_.clear();
-  OpenStore(disk.path());
+TEST_F(IngestPipelineFullDiskTest, RecordsOfARevokedPartitionStopWaiting) {
   IngestPipeline pipeline = MakePipeline();
-  ASSERT_TRUE(disk.Fill());
-  const std::string value(1000, 'v');
-  for (int64_t offset = 100; offset < 10'100 && pipeline.held() == 0; ++offset) {
-    pipeline.Take(Batch({DueIn(offset, 1'000, value)}));
-  }
-  ASSERT_EQ(pipeline.held(), 1u);
+  const int64_t refused = TakeUntilRefused(pipeline);
   pipeline.DropHeld({kId});
   EXPECT_EQ(pipeline.held(), 0u);
+  disk_.Free();
+  io_.run_for(std::chrono::milliseconds(500));
+  // Not stored here: whoever reads the partition next reads it again.
+  EXPECT_EQ(store_->offsets().last_added(), refused - 1);
 }
 
 }  // namespace
