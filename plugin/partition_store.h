@@ -29,10 +29,10 @@
 #include "plugin/delivery_tracker.h"
 #include "plugin/partition_progress.h"
 #include "plugin/progress_metadata.h"
-#include "plugin/source_consumer.h"
 #include "plugin/source_offset_marker.h"
 #include "plugin/source_offsets.h"
 #include "plugin/stored_cancel.h"
+#include "plugin/topic_partition.h"
 #include "storage/delay_log_store.h"
 #include "storage/delivery_checkpoint.h"
 
