@@ -48,14 +48,14 @@ class Reader {
     return true;
   }
   bool U64(uint64_t* v) { return Fixed(v, 8); }
-  bool Bytes(std::string* s) {
+  bool Bytes(std::string_view* s) {
     uint32_t len;
     if (!U32(&len) || len == kNullLength || len > in_.size() - pos_) return false;
-    s->assign(in_.substr(pos_, len));
+    *s = in_.substr(pos_, len);
     pos_ += len;
     return true;
   }
-  bool NullableBytes(std::optional<std::string>* s) {
+  bool NullableBytes(std::optional<std::string_view>* s) {
     uint32_t len;
     if (!U32(&len)) return false;
     if (len == kNullLength) {
@@ -90,11 +90,23 @@ Status Truncated(const char* field, size_t offset) {
                             " is truncated or has a bad length at byte " + std::to_string(offset));
 }
 
+std::string SourceIdOf(std::string_view topic, int32_t partition, int64_t offset) {
+  std::string id(topic);
+  id += "/";
+  id += std::to_string(partition);
+  id += "/";
+  id += std::to_string(offset);
+  return id;
+}
+
 }  // namespace
 
 std::string DelayedRecord::SourceId() const {
-  return source_topic + "/" + std::to_string(source_partition) + "/" +
-         std::to_string(source_offset);
+  return SourceIdOf(source_topic, source_partition, source_offset);
+}
+
+std::string DelayedRecordView::SourceId() const {
+  return SourceIdOf(source_topic, source_partition, source_offset);
 }
 
 std::string EncodeDelayedRecord(const DelayedRecord& r) {
@@ -130,9 +142,9 @@ std::optional<int64_t> PeekSourceOffset(std::string_view bytes) {
   return static_cast<int64_t>(offset);
 }
 
-Result<DelayedRecord> DecodeDelayedRecord(std::string_view bytes) {
+Result<DelayedRecordView> ViewDelayedRecord(std::string_view bytes) {
   Reader r(bytes);
-  DelayedRecord rec;
+  DelayedRecordView rec;
   uint8_t version = 0;
   if (!r.U8(&version)) return Truncated("version", r.pos());
   if (version != kDelayedRecordVersion) {
@@ -154,22 +166,61 @@ Result<DelayedRecord> DecodeDelayedRecord(std::string_view bytes) {
   if (!r.Bytes(&rec.target_topic)) return Truncated("target_topic", r.pos());
   if (!r.NullableBytes(&rec.key)) return Truncated("key", r.pos());
   if (!r.NullableBytes(&rec.value)) return Truncated("value", r.pos());
-  uint32_t header_count = 0;
-  if (!r.U32(&header_count)) return Truncated("header count", r.pos());
-  // Each header needs at least 8 bytes, so a count larger than that is corrupt (and must not
-  // drive a huge reserve()).
-  if (header_count > (bytes.size() - r.pos()) / 8) return Truncated("header count", r.pos());
-  rec.headers.resize(header_count);
-  for (auto& h : rec.headers) {
-    if (!r.Bytes(&h.name)) return Truncated("header name", r.pos());
-    if (!r.NullableBytes(&h.value)) return Truncated("header value", r.pos());
+  if (!r.U32(&rec.header_count)) return Truncated("header count", r.pos());
+  const size_t headers_at = r.pos();
+  for (uint32_t i = 0; i < rec.header_count; ++i) {
+    std::string_view name;
+    std::optional<std::string_view> value;
+    if (!r.Bytes(&name)) return Truncated("header name", r.pos());
+    if (!r.NullableBytes(&value)) return Truncated("header value", r.pos());
   }
   if (!r.at_end()) {
     return Status::Corruption("delayed record: " + std::to_string(bytes.size() - r.pos()) +
                               " unexpected bytes after the last header at byte " +
                               std::to_string(r.pos()));
   }
+  rec.header_bytes = bytes.substr(headers_at);
   return rec;
 }
+
+DelayedRecord ToDelayedRecord(const DelayedRecordView& view) {
+  const auto copy = [](const std::optional<std::string_view>& s) {
+    return s ? std::optional<std::string>(std::in_place, *s) : std::nullopt;
+  };
+  DelayedRecord rec;
+  rec.target_topic = view.target_topic;
+  rec.key = copy(view.key);
+  rec.value = copy(view.value);
+  rec.source_topic = view.source_topic;
+  rec.source_partition = view.source_partition;
+  rec.source_offset = view.source_offset;
+  rec.source_timestamp_ms = view.source_timestamp_ms;
+  rec.requested_deliver_at_ms = view.requested_deliver_at_ms;
+  rec.headers.reserve(view.header_count);
+  view.ForEachHeader(
+      [&rec, &copy](std::string_view name, const std::optional<std::string_view>& value) {
+        rec.headers.push_back(KafkaHeader{std::string(name), copy(value)});
+      });
+  return rec;
+}
+
+Result<DelayedRecord> DecodeDelayedRecord(std::string_view bytes) {
+  auto view = ViewDelayedRecord(bytes);
+  if (!view.ok()) return view.status();
+  return ToDelayedRecord(*view);
+}
+
+namespace delayed_record_internal {
+
+void NextHeader(std::string_view bytes, size_t* pos, std::string_view* name,
+                std::optional<std::string_view>* value) {
+  Reader r(bytes.substr(*pos));
+  // Checked when the view was made: both reads succeed.
+  r.Bytes(name);
+  r.NullableBytes(value);
+  *pos += r.pos();
+}
+
+}  // namespace delayed_record_internal
 
 }  // namespace delaybridge::plugin
