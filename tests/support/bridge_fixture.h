@@ -39,7 +39,7 @@ namespace delaybridge::testing {
 // because the crash tests' duplicate bounds depend on it).
 inline constexpr int64_t kCheckpointIntervalMs = 100;
 
-// The topics and the bridge's config.yaml; what is not set is the bridge's default.
+// The test's topics and the bridge's config.yaml; an unset optional is the bridge's default.
 struct BridgeTestOptions {
   int delay_partitions = 8;
   int target_partitions = 6;
