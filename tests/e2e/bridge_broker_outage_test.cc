@@ -7,9 +7,9 @@
 #include <iostream>
 #include <thread>
 
-#include "tests/e2e/bridge_test_base.h"
+#include "tests/support/bridge_fixture.h"
 
-namespace delaybridge::e2e {
+namespace delaybridge::testing {
 namespace {
 
 using std::chrono::milliseconds;
@@ -21,15 +21,17 @@ constexpr int64_t kPendingMaxDelayMs = 35'000;
 constexpr int64_t kFlowMaxDelayMs = 5'000;  // the steady stream during the test
 constexpr seconds kOutage(20);
 
-class BridgeBrokerOutageTest : public BridgeTestBase {};
+class BridgeBrokerOutageTest : public RealBrokerBridgeFixture {};
 
 TEST_F(BridgeBrokerOutageTest, BrokerDownTwentySecondsLosesNothingAndCatchesUp) {
   SCOPED_TRACE("seed " + std::to_string(kSeed));
   // librdkafka's default session timeout (45 s): a 20 s outage is shorter, so the group keeps
   // its members. (With a 6 s session timeout the bridge loses its partitions during the outage
   // and re-delivers whatever was in flight when it gave them up.)
-  SetUpBridge({.delay_partitions = 4, .target_partitions = 4, .alt_partitions = 2}, "",
-              /*short_session_timeout=*/false);
+  SetUpBridge({.delay_partitions = 4,
+               .target_partitions = 4,
+               .alt_partitions = 2,
+               .short_session_timeout = false});
   ASSERT_FALSE(HasFatalFailure());
   StartBridgeAndWaitReady();
   ASSERT_FALSE(HasFatalFailure());
@@ -42,7 +44,7 @@ TEST_F(BridgeBrokerOutageTest, BrokerDownTwentySecondsLosesNothingAndCatchesUp) 
 
   // A steady stream of short delays from another producer, kept up through the outage
   // (librdkafka buffers it while the broker is away).
-  auto feeder_producer = TestProducer::Create(bootstrap_);
+  auto feeder_producer = TestProducer::Create(cluster_->bootstrap());
   ASSERT_TRUE(feeder_producer.ok()) << feeder_producer.status().ToString();
   std::atomic<bool> stop_feeding{false};
   Status feed_status;
@@ -61,12 +63,12 @@ TEST_F(BridgeBrokerOutageTest, BrokerDownTwentySecondsLosesNothingAndCatchesUp) 
 
   ReceiveFor(seconds(4));  // records are being delivered now
   const size_t delivered_before = DistinctIdsReceived();
-  const Status stopped = StopBroker();
+  const Status stopped = cluster_->SetBrokerDown(true);
   ASSERT_TRUE(stopped.ok()) << stopped.ToString();
   const auto outage_start = std::chrono::steady_clock::now();
   std::this_thread::sleep_for(kOutage);
   EXPECT_TRUE(bridge_->running()) << "bridge died during the outage (log tail below)";
-  const Status started = StartBroker();
+  const Status started = cluster_->SetBrokerDown(false);
   ASSERT_TRUE(started.ok()) << started.ToString();
   std::cout << "broker away for "
             << std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
@@ -87,7 +89,7 @@ TEST_F(BridgeBrokerOutageTest, BrokerDownTwentySecondsLosesNothingAndCatchesUp) 
   ReceiveFor(seconds(3));
   ASSERT_TRUE(bridge_->running()) << "bridge died (log tail below)";
 
-  const DeliveryReport report = workload.CheckDeliveries(received_, TargetPartitions());
+  const DeliveryReport report = CheckReceived(workload);
   std::cout << "delivery report across a " << kOutage.count()
             << " s broker outage: " << report.ToString() << "\n";
   ExpectNoneLostEarlyOrAltered(report);
@@ -96,4 +98,4 @@ TEST_F(BridgeBrokerOutageTest, BrokerDownTwentySecondsLosesNothingAndCatchesUp) 
 }
 
 }  // namespace
-}  // namespace delaybridge::e2e
+}  // namespace delaybridge::testing

@@ -1,6 +1,7 @@
-// BridgeClusterFixture: BridgeTestBase with several bridge instances in one consumer group, each
-// with its own storage.dir (separate machines), a feeder thread offering load, and the checks
-// the multi-instance tests share (nothing lost or early, duplicates only around a crash).
+// BridgeClusterFixture: the real-broker bridge fixture (tests/support/bridge_fixture.h) with
+// several bridge instances in one consumer group, each with its own storage.dir (separate
+// machines), a feeder thread offering load, and the checks the multi-instance tests share
+// (nothing lost or early, duplicates only around a crash).
 //
 // Thread-safety: the fixture's members are used by the test's main thread only; the feeder
 // thread touches only the feeder producer and the workload.
@@ -15,9 +16,9 @@
 #include <thread>
 #include <vector>
 
-#include "tests/e2e/bridge_test_base.h"
+#include "tests/support/bridge_fixture.h"
 
-namespace delaybridge::e2e {
+namespace delaybridge::testing {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -28,47 +29,27 @@ inline constexpr int kPartitions = 6;
 // acknowledgement latency of a loaded sanitizer build.
 inline constexpr int64_t kDuplicateWindowMs = 3'000;
 
-inline BridgeTopology ClusterTopology() {
+inline BridgeTestOptions ClusterTopology() {
   return {.delay_partitions = kPartitions, .target_partitions = 4, .alt_partitions = 2};
 }
 
-class BridgeClusterFixture : public BridgeTestBase {
+class BridgeClusterFixture : public RealBrokerBridgeFixture {
  protected:
-  void TearDown() override {
-    for (auto& [name, instance] : instances_) {
-      if (HasFailure()) {
-        const std::string log = instance->Log();
-        std::cerr << "---- instance " << name << " log tail ----\n"
-                  << log.substr(log.size() > 3000 ? log.size() - 3000 : 0) << "\n";
-      }
-      instance->Kill();
-    }
-    BridgeTestBase::TearDown();
-  }
-
-  testing::BridgeProcess& Start(const std::string& name, const std::string& yaml = "") {
-    auto& instance = instances_[name];
-    if (!instance) instance = MakeInstance(name, yaml);
-    const Status started = instance->Start();
-    EXPECT_TRUE(started.ok()) << started.ToString();
-    return *instance;
-  }
-
   // Produces a probe to every delay partition and waits until all were delivered: every
   // partition has an owner that reads and delivers.
   void WaitAllPartitionsServed(seconds timeout) {
     const std::string round = std::to_string(++probe_rounds_);
     std::set<std::string> wanted;
     for (int p = 0; p < kPartitions; ++p) {
-      OutgoingRecord probe = ProbeRecord(delay_topic_, "r" + round + "p" + std::to_string(p));
+      TestRecord probe = ProbeRecord(delay_topic_, "r" + round + "p" + std::to_string(p));
       probe.partition = p;
-      wanted.insert(probe.value);
+      wanted.insert(*probe.value);
       ASSERT_TRUE(producer_->Produce(probe).ok());
     }
     ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
     ReceiveUntil(
         [&] {
-          for (const auto& r : received_) wanted.erase(r.value);
+          for (const auto& r : received_) wanted.erase(r.value.value_or(""));
           return wanted.empty();
         },
         timeout);
@@ -82,8 +63,8 @@ class BridgeClusterFixture : public BridgeTestBase {
     ASSERT_FALSE(HasFatalFailure());
     StartBridgeAndWaitReady();
     ASSERT_FALSE(HasFatalFailure());
-    Start("b");
-    Start("c");
+    StartInstance("b");
+    StartInstance("c");
     ASSERT_NO_FATAL_FAILURE(WaitAssigned({"b", "c"}));
     ASSERT_NO_FATAL_FAILURE(WaitAllPartitionsServed(seconds(90)));
   }
@@ -106,7 +87,7 @@ class BridgeClusterFixture : public BridgeTestBase {
   // StopFeeding or until the workload holds max_records.
   void StartFeeding(DelayWorkload& workload, size_t max_records = SIZE_MAX,
                     int records_per_25ms = 25) {
-    auto producer = TestProducer::Create(bootstrap_);
+    auto producer = TestProducer::Create(cluster_->bootstrap());
     ASSERT_TRUE(producer.ok()) << producer.status().ToString();
     feeder_producer_ = std::move(producer).value();
     feeder_ = std::thread([this, &workload, max_records, records_per_25ms] {
@@ -140,7 +121,7 @@ class BridgeClusterFixture : public BridgeTestBase {
   DeliveryReport AwaitAndCheck(const DelayWorkload& workload, seconds timeout) {
     ReceiveUntil([&] { return DistinctIdsReceived() == workload.size(); }, timeout);
     ReceiveFor(seconds(2));
-    const DeliveryReport report = workload.CheckDeliveries(received_, TargetPartitions());
+    const DeliveryReport report = CheckReceived(workload);
     std::cout << ::testing::UnitTest::GetInstance()->current_test_info()->name() << ": "
               << report.ToString() << "\n";
     size_t shown = 0;
@@ -149,35 +130,12 @@ class BridgeClusterFixture : public BridgeTestBase {
       std::cout << "  duplicate id " << id << " created " << workload.CreatedMs(id)
                 << " deliver-at " << workload.DeliverAtMs(id) << ":";
       for (const auto& c : copies) std::cout << " " << c.timestamp_ms << "@p" << c.partition;
-      std::cout << " source " << HeaderValue(copies.front().headers, "x-delay-source").value_or("")
-                << "\n";
+      std::cout << " source " << copies.front().Header("x-delay-source").value_or("") << "\n";
     }
-    EXPECT_EQ(report.missing(), 0u);
-    EXPECT_EQ(report.early, 0u);
-    EXPECT_EQ(report.wrong_topic, 0u);
-    EXPECT_EQ(report.wrong_partition, 0u);
-    EXPECT_EQ(report.wrong_content, 0u);
+    ExpectNoneLostEarlyOrAltered(report);
     return report;
   }
 
-  // Every duplicate's earlier copy went out shortly before the crash at kill_ms.
-  void ExpectDuplicatesOnlyAround(const DeliveryReport& report, int64_t kill_ms) {
-    for (const auto& [id, copies] : report.duplicated) {
-      int64_t earliest = copies.front().timestamp_ms;
-      for (const auto& c : copies) earliest = std::min(earliest, c.timestamp_ms);
-      EXPECT_LE(earliest, kill_ms) << "id " << id << " delivered twice after the crash";
-      EXPECT_GE(earliest, kill_ms - kDuplicateWindowMs)
-          << "id " << id << " first delivered " << kill_ms - earliest << " ms before the crash";
-    }
-  }
-
-  void StopInstance(const std::string& name) {
-    Result<int> code = instances_.at(name)->Terminate(seconds(60));
-    ASSERT_TRUE(code.ok()) << code.status().ToString();
-    EXPECT_EQ(*code, 0) << "instance " << name << " exit code after SIGTERM";
-  }
-
-  std::map<std::string, std::unique_ptr<testing::BridgeProcess>> instances_;
   int probe_rounds_ = 0;
   std::unique_ptr<TestProducer> feeder_producer_;
   std::thread feeder_;
@@ -186,4 +144,4 @@ class BridgeClusterFixture : public BridgeTestBase {
   Status feed_status_;
 };
 
-}  // namespace delaybridge::e2e
+}  // namespace delaybridge::testing

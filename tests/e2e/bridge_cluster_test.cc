@@ -9,7 +9,7 @@
 
 #include "tests/e2e/bridge_cluster_fixture.h"
 
-namespace delaybridge::e2e {
+namespace delaybridge::testing {
 namespace {
 
 class BridgeClusterTest : public BridgeClusterFixture {};
@@ -26,7 +26,7 @@ TEST_F(BridgeClusterTest, ThreeInstancesOneKilledForGoodWhileRecordsArePending) 
             << " of 20000 delivered\n";
 
   const DeliveryReport report = AwaitAndCheck(workload, seconds(120));
-  ExpectDuplicatesOnlyAround(report, kill_ms);
+  ExpectDuplicatesOnlyAround(report, kill_ms, kDuplicateWindowMs);
   size_t rebuilds = 0;
   for (const auto& name : {"c"}) {
     rebuilds += instances_[name]->CountInLog("rebuilding it from the delay topic");
@@ -43,7 +43,7 @@ TEST_F(BridgeClusterTest, ANewInstanceWithAnEmptyDiskReplacesADeadOne) {
   ASSERT_FALSE(HasFatalFailure());
   StartBridgeAndWaitReady();
   ASSERT_FALSE(HasFatalFailure());
-  Start("b", "group_instance_id: \"bridge-b\"\n");
+  StartInstance("b", "group_instance_id: \"bridge-b\"\n");
   ASSERT_NO_FATAL_FAILURE(WaitAssigned({"b"}));
   ASSERT_NO_FATAL_FAILURE(WaitAllPartitionsServed(seconds(90)));
 
@@ -52,9 +52,9 @@ TEST_F(BridgeClusterTest, ANewInstanceWithAnEmptyDiskReplacesADeadOne) {
   ReceiveFor(milliseconds(1000));
   const int64_t kill_ms = NowMs();
   instances_["b"]->Kill();
-  Start("b-replacement", "group_instance_id: \"bridge-b\"\n");
+  StartInstance("b-replacement", "group_instance_id: \"bridge-b\"\n");
   const DeliveryReport report = AwaitAndCheck(workload, seconds(90));
-  ExpectDuplicatesOnlyAround(report, kill_ms);
+  ExpectDuplicatesOnlyAround(report, kill_ms, kDuplicateWindowMs);
   EXPECT_GE(instances_["b-replacement"]->CountInLog("rebuilding it from the delay topic"), 1u);
   StopInstance("b-replacement");
 }
@@ -67,7 +67,7 @@ TEST_F(BridgeClusterTest, RollingRestartOfThreeInstancesUnderLoadLosesNothing) {
   for (const auto& name : {"b", "c"}) {
     ReceiveFor(milliseconds(1500));
     ASSERT_NO_FATAL_FAILURE(StopInstance(name));
-    Start(name);  // same storage.dir and member id: it gets its partitions back
+    StartInstance(name);  // same storage.dir and member id: it gets its partitions back
   }
   ReceiveFor(milliseconds(1500));
   Result<int> stopped = bridge_->Terminate(seconds(60));
@@ -89,8 +89,8 @@ TEST_F(BridgeClusterTest, ScalingOneToThreeToOneUnderLoadLosesNothing) {
   DelayWorkload workload(Spec(1404, 8'000));
   ASSERT_NO_FATAL_FAILURE(StartFeeding(workload));
   ReceiveFor(milliseconds(1500));
-  Start("b");
-  Start("c");
+  StartInstance("b");
+  StartInstance("c");
   ASSERT_NO_FATAL_FAILURE(WaitAssigned({"b", "c"}));
   ASSERT_NO_FATAL_FAILURE(WaitAllPartitionsServed(seconds(90)));
   ReceiveFor(milliseconds(1500));
@@ -108,7 +108,9 @@ TEST_F(BridgeClusterTest, ScalingOneToThreeToOneUnderLoadLosesNothing) {
 // The default session timeout (45 s) and static membership: a bridge killed and restarted at
 // once gets its partitions back without waiting for the dead member to time out.
 TEST_F(BridgeClusterTest, KilledAndRestartedAtOnceDeliversWithinFiveSeconds) {
-  SetUpBridge(ClusterTopology(), "", /*short_session_timeout=*/false);
+  BridgeTestOptions options = ClusterTopology();
+  options.short_session_timeout = false;
+  SetUpBridge(options);
   ASSERT_FALSE(HasFatalFailure());
   StartBridgeAndWaitReady();
   ASSERT_FALSE(HasFatalFailure());
@@ -127,15 +129,14 @@ TEST_F(BridgeClusterTest, KilledAndRestartedAtOnceDeliversWithinFiveSeconds) {
 }
 
 TEST_F(BridgeClusterTest, ADelayTopicWithShortRetentionIsRefused) {
-  BridgeTopology topology = ClusterTopology();
+  BridgeTestOptions topology = ClusterTopology();
   topology.delay_topic_configs = {{"retention.ms", "3600000"}};
   SetUpBridge(topology);
   ASSERT_FALSE(HasFatalFailure());
   for (const bool check : {true, false}) {
     std::vector<std::string> args = {"--config", config_path_};
     if (check) args.push_back("--check");
-    const testing::CommandResult result =
-        testing::RunBridgeCommand(DELAYBRIDGE_BIN, args, seconds(60));
+    const CommandResult result = RunBridgeCommand(DELAYBRIDGE_BINARY, args, seconds(60));
     EXPECT_EQ(result.exit_code, 2) << result.output;
     EXPECT_NE(result.output.find("delay topic " + delay_topic_ +
                                  " has retention.ms=3600000 (1h), "
@@ -147,4 +148,4 @@ TEST_F(BridgeClusterTest, ADelayTopicWithShortRetentionIsRefused) {
 }
 
 }  // namespace
-}  // namespace delaybridge::e2e
+}  // namespace delaybridge::testing

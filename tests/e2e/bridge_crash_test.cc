@@ -8,9 +8,9 @@
 #include <optional>
 #include <thread>
 
-#include "tests/e2e/bridge_test_base.h"
+#include "tests/support/bridge_fixture.h"
 
-namespace delaybridge::e2e {
+namespace delaybridge::testing {
 namespace {
 
 using std::chrono::milliseconds;
@@ -25,7 +25,7 @@ constexpr milliseconds kBatchPause(25);  // about 1,600 records/s offered
 // acknowledgement to reach the checkpoint under a sanitizer build.
 constexpr int64_t kAckSlackMs = 2'000;
 
-class BridgeCrashTest : public BridgeTestBase {};
+class BridgeCrashTest : public RealBrokerBridgeFixture {};
 
 TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
   SCOPED_TRACE("seed " + std::to_string(kSeed));
@@ -35,7 +35,7 @@ TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
   ASSERT_FALSE(HasFatalFailure());
 
   DelayWorkload workload(Spec(kSeed, kMaxDelayMs));
-  auto feeder_producer = TestProducer::Create(bootstrap_);
+  auto feeder_producer = TestProducer::Create(cluster_->bootstrap());
   ASSERT_TRUE(feeder_producer.ok()) << feeder_producer.status().ToString();
   std::atomic<bool> stop_feeding{false};
   Status feed_status;
@@ -72,7 +72,7 @@ TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
   ReceiveFor(seconds(3));
   ASSERT_TRUE(bridge_->running()) << "bridge died (log tail below)";
 
-  const DeliveryReport report = workload.CheckDeliveries(received_, TargetPartitions());
+  const DeliveryReport report = CheckReceived(workload);
   std::cout << "delivery report after " << kKills << " SIGKILLs: " << report.ToString() << "\n";
   ExpectNoneLostEarlyOrAltered(report);
 
@@ -85,8 +85,8 @@ TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
   // crash, no earlier than interval + slack + the longest wait (first receipt, capped at the
   // crash, minus deliver-at) of the records due in the 10 s before it.
   std::map<int64_t, int64_t> first_received_ms;
-  for (const ConsumedRecord& r : received_) {
-    if (const auto id = WorkloadId(r.value)) {
+  for (const TestRecord& r : received_) {
+    if (const auto id = WorkloadId(r)) {
       auto [it, inserted] = first_received_ms.emplace(*id, r.received_at_ms);
       if (!inserted) it->second = std::min(it->second, r.received_at_ms);
     }
@@ -131,8 +131,8 @@ TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
   size_t without_crash = 0;
   std::vector<size_t> consumed_again(kill_ms.size(), 0);
   for (const auto& [id, copies] : report.duplicated) {
-    std::vector<const ConsumedRecord*> by_time;
-    for (const ConsumedRecord& copy : copies) by_time.push_back(&copy);
+    std::vector<const TestRecord*> by_time;
+    for (const TestRecord& copy : copies) by_time.push_back(&copy);
     std::sort(by_time.begin(), by_time.end(),
               [](const auto* a, const auto* b) { return a->timestamp_ms < b->timestamp_ms; });
     for (size_t i = 0; i + 1 < by_time.size(); ++i) {
@@ -149,11 +149,11 @@ TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
         }
         if (++without_crash <= 10) {
           std::string copies_text;
-          for (const ConsumedRecord* copy : by_time) {
+          for (const TestRecord* copy : by_time) {
             copies_text += "\n    " + copy->topic + "/" + std::to_string(copy->partition) + "@" +
                            std::to_string(copy->offset) + " timestamp " +
                            std::to_string(copy->timestamp_ms) + " x-delay-source " +
-                           HeaderValue(copy->headers, "x-delay-source").value_or("<none>");
+                           copy->Header("x-delay-source").value_or("<none>");
           }
           ADD_FAILURE() << "id " << id << " (produced " << workload.CreatedMs(id) << ", deliver-at "
                         << workload.DeliverAtMs(id)
@@ -187,4 +187,4 @@ TEST_F(BridgeCrashTest, SigkillUnderLoadFiveTimesLosesNothing) {
 }
 
 }  // namespace
-}  // namespace delaybridge::e2e
+}  // namespace delaybridge::testing

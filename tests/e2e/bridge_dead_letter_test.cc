@@ -4,9 +4,9 @@
 // are still delivered and the bridge keeps running.
 #include <iostream>
 
-#include "tests/e2e/bridge_test_base.h"
+#include "tests/support/bridge_fixture.h"
 
-namespace delaybridge::e2e {
+namespace delaybridge::testing {
 namespace {
 
 using std::chrono::milliseconds;
@@ -16,7 +16,7 @@ constexpr uint32_t kMaxRecordBytes = 4096;
 
 struct BadCase {
   std::string name;
-  Headers headers;
+  std::vector<TestHeader> headers;
   std::vector<std::string> reason_contains;  // fragments the x-delay-error value must contain
   size_t value_bytes = 32;
 };
@@ -48,11 +48,13 @@ std::vector<BadCase> BadCases(int64_t now_ms) {
   };
 }
 
-class BridgeDeadLetterTest : public BridgeTestBase {};
+class BridgeDeadLetterTest : public RealBrokerBridgeFixture {};
 
 TEST_F(BridgeDeadLetterTest, BadInputGoesToDeadLetterTopicWithReasons) {
-  SetUpBridge({.delay_partitions = 3, .target_partitions = 3, .alt_partitions = 2},
-              "max_record_bytes: " + std::to_string(kMaxRecordBytes) + "\n");
+  SetUpBridge({.delay_partitions = 3,
+               .target_partitions = 3,
+               .alt_partitions = 2,
+               .max_record_bytes = kMaxRecordBytes});
   ASSERT_FALSE(HasFatalFailure());
   StartBridgeAndWaitReady();
   ASSERT_FALSE(HasFatalFailure());
@@ -62,19 +64,19 @@ TEST_F(BridgeDeadLetterTest, BadInputGoesToDeadLetterTopicWithReasons) {
   const std::vector<BadCase> cases = BadCases(NowMs());
   for (size_t i = 0; i < cases.size(); ++i) {
     for (int g = 0; g < 5; ++g) ASSERT_TRUE(producer_->Produce(good.Next()).ok());
-    OutgoingRecord bad;
+    TestRecord bad;
     bad.topic = delay_topic_;
     bad.key = "bad-key-" + std::to_string(i);
     bad.value = "bad=" + cases[i].name + "|" + std::string(cases[i].value_bytes, 'v');
     bad.headers = cases[i].headers;
-    bad.headers.emplace_back("trace-id", "bad-" + std::to_string(i));
+    bad.headers.push_back({"trace-id", "bad-" + std::to_string(i)});
     ASSERT_TRUE(producer_->Produce(bad).ok());
   }
   ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
 
   auto dead_letters = [&] {
-    std::vector<const ConsumedRecord*> out;
-    for (const ConsumedRecord& r : received_) {
+    std::vector<const TestRecord*> out;
+    for (const TestRecord& r : received_) {
       if (r.topic == dlq_topic_) out.push_back(&r);
     }
     return out;
@@ -92,16 +94,16 @@ TEST_F(BridgeDeadLetterTest, BadInputGoesToDeadLetterTopicWithReasons) {
     const BadCase& bad = cases[i];
     SCOPED_TRACE("case " + bad.name);
     const std::string value_prefix = "bad=" + bad.name + "|";
-    std::vector<const ConsumedRecord*> copies;
-    for (const ConsumedRecord& r : received_) {
-      if (r.value.rfind(value_prefix, 0) == 0) copies.push_back(&r);
+    std::vector<const TestRecord*> copies;
+    for (const TestRecord& r : received_) {
+      if (r.value && r.value->starts_with(value_prefix)) copies.push_back(&r);
     }
     ASSERT_EQ(copies.size(), 1u) << "expected exactly one dead letter and no delivery";
-    const ConsumedRecord& dead = *copies.front();
+    const TestRecord& dead = *copies.front();
     EXPECT_EQ(dead.topic, dlq_topic_);
     EXPECT_EQ(dead.key, "bad-key-" + std::to_string(i));
-    EXPECT_EQ(dead.value.size(), value_prefix.size() + bad.value_bytes);
-    const std::optional<std::string> reason = HeaderValue(dead.headers, "x-delay-error");
+    EXPECT_EQ(dead.value.value_or("").size(), value_prefix.size() + bad.value_bytes);
+    const std::optional<std::string> reason = dead.Header("x-delay-error");
     ASSERT_TRUE(reason.has_value()) << "no x-delay-error header";
     std::cout << bad.name << ": x-delay-error: " << *reason << "\n";
     for (const std::string& fragment : bad.reason_contains) {
@@ -109,22 +111,22 @@ TEST_F(BridgeDeadLetterTest, BadInputGoesToDeadLetterTopicWithReasons) {
           << "reason \"" << *reason << "\" lacks \"" << fragment << "\"";
     }
     // The producer's own headers come back unchanged, delay headers included.
-    Headers original;
+    std::vector<TestHeader> original;
     for (const auto& header : dead.headers) {
-      if (header.first != "x-delay-error" && header.first != "x-delay-source") {
+      if (header.name != "x-delay-error" && header.name != "x-delay-source") {
         original.push_back(header);
       }
     }
-    Headers sent = bad.headers;
-    sent.emplace_back("trace-id", "bad-" + std::to_string(i));
+    std::vector<TestHeader> sent = bad.headers;
+    sent.push_back({"trace-id", "bad-" + std::to_string(i)});
     EXPECT_EQ(original, sent);
-    const std::optional<std::string> source = HeaderValue(dead.headers, "x-delay-source");
+    const std::optional<std::string> source = dead.Header("x-delay-source");
     ASSERT_TRUE(source.has_value()) << "no x-delay-source header";
     EXPECT_EQ(source->rfind(delay_topic_ + "/", 0), 0u) << *source;
   }
 
-  std::vector<ConsumedRecord> deliveries;
-  for (const ConsumedRecord& r : received_) {
+  std::vector<TestRecord> deliveries;
+  for (const TestRecord& r : received_) {
     if (r.topic != dlq_topic_) deliveries.push_back(r);
   }
   const DeliveryReport report = good.CheckDeliveries(deliveries, TargetPartitions());
@@ -138,4 +140,4 @@ TEST_F(BridgeDeadLetterTest, BadInputGoesToDeadLetterTopicWithReasons) {
 }
 
 }  // namespace
-}  // namespace delaybridge::e2e
+}  // namespace delaybridge::testing

@@ -7,9 +7,9 @@
 
 #include <iostream>
 
-#include "tests/e2e/bridge_test_base.h"
+#include "tests/support/bridge_fixture.h"
 
-namespace delaybridge::e2e {
+namespace delaybridge::testing {
 namespace {
 
 using std::chrono::milliseconds;
@@ -20,7 +20,7 @@ constexpr int64_t kMaxDelayMs = 30'000;
 constexpr uint64_t kSeed = 20261122;
 constexpr int kRecordsPerSecond = 5'000;
 
-class BridgeDeliveryTest : public BridgeTestBase {};
+class BridgeDeliveryTest : public RealBrokerBridgeFixture {};
 
 TEST_F(BridgeDeliveryTest, HundredThousandMixedDelaysExactlyOnceNeverEarly) {
   SCOPED_TRACE("seed " + std::to_string(kSeed));
@@ -59,7 +59,7 @@ TEST_F(BridgeDeliveryTest, HundredThousandMixedDelaysExactlyOnceNeverEarly) {
   ReceiveFor(seconds(3));
   ASSERT_TRUE(bridge_->running()) << "bridge died (log tail below)";
 
-  const DeliveryReport report = workload.CheckDeliveries(received_, TargetPartitions());
+  const DeliveryReport report = CheckReceived(workload);
   std::cout << "delivery report: " << report.ToString() << "\n";
   ExpectNoneLostEarlyOrAltered(report);
   EXPECT_EQ(report.duplicates, 0u);
@@ -69,4 +69,4 @@ TEST_F(BridgeDeliveryTest, HundredThousandMixedDelaysExactlyOnceNeverEarly) {
 }
 
 }  // namespace
-}  // namespace delaybridge::e2e
+}  // namespace delaybridge::testing

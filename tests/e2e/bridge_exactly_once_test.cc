@@ -7,7 +7,7 @@
 
 #include "tests/e2e/bridge_cluster_fixture.h"
 
-namespace delaybridge::e2e {
+namespace delaybridge::testing {
 namespace {
 
 constexpr char kExactlyOnce[] = "delivery:\n  guarantee: exactly_once\n";
@@ -15,7 +15,9 @@ constexpr char kExactlyOnce[] = "delivery:\n  guarantee: exactly_once\n";
 class BridgeExactlyOnceTest : public BridgeClusterFixture {
  protected:
   void SetUpExactlyOnce(const std::string& delivery_yaml = "") {
-    SetUpBridge(ClusterTopology(), std::string(kExactlyOnce) + delivery_yaml);
+    BridgeTestOptions options = ClusterTopology();
+    options.extra_yaml = std::string(kExactlyOnce) + delivery_yaml;
+    SetUpBridge(options);
     ASSERT_FALSE(HasFatalFailure());
     StartBridgeAndWaitReady();
   }
@@ -23,7 +25,7 @@ class BridgeExactlyOnceTest : public BridgeClusterFixture {
   // The suite's bridge and instance b, both owning partitions and delivering.
   void StartTwoInstances(const std::string& delivery_yaml = "") {
     ASSERT_NO_FATAL_FAILURE(SetUpExactlyOnce(delivery_yaml));
-    Start("b");
+    StartInstance("b");
     ASSERT_NO_FATAL_FAILURE(WaitAssigned({"b"}));
     ASSERT_NO_FATAL_FAILURE(WaitAllPartitionsServed(seconds(90)));
   }
@@ -82,7 +84,7 @@ TEST_F(BridgeExactlyOnceTest, AZombieResumedAfterItsPartitionsMovedCommitsNothin
   DelayWorkload workload(Spec(1503, 10'000));
   ASSERT_NO_FATAL_FAILURE(StartFeeding(workload, 12'000));
   ReceiveFor(milliseconds(2000));
-  testing::BridgeProcess& zombie = *instances_["b"];
+  BridgeProcess& zombie = *instances_["b"];
   zombie.Freeze();
   std::cout << "froze b with " << fed_ << " records produced\n";
   ReceiveFor(milliseconds(8000));
@@ -100,4 +102,4 @@ TEST_F(BridgeExactlyOnceTest, AZombieResumedAfterItsPartitionsMovedCommitsNothin
 }
 
 }  // namespace
-}  // namespace delaybridge::e2e
+}  // namespace delaybridge::testing

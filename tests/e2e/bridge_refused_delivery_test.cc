@@ -6,9 +6,9 @@
 // the records around them are delivered once, and the bridge keeps running.
 #include <iostream>
 
-#include "tests/e2e/bridge_test_base.h"
+#include "tests/support/bridge_fixture.h"
 
-namespace delaybridge::e2e {
+namespace delaybridge::testing {
 namespace {
 
 using std::chrono::seconds;
@@ -16,30 +16,34 @@ using std::chrono::seconds;
 constexpr size_t kLargeValueBytes = 1'010'000;
 constexpr char kSmallTopicLimit[] = "20000";  // max.message.bytes of the alt and dead-letter topics
 
-class BridgeRefusedDeliveryTest : public BridgeTestBase {
+class BridgeRefusedDeliveryTest : public RealBrokerBridgeFixture {
  protected:
   void Run(const std::string& extra_yaml) {
     // One alt partition: the records due there at once share a batch, and one too large for the
     // topic makes the broker refuse the batch whole.
-    BridgeTopology topology{.delay_partitions = 2, .target_partitions = 2, .alt_partitions = 1};
-    topology.alt_topic_configs = {{"max.message.bytes", kSmallTopicLimit}};
-    topology.dlq_topic_configs = {{"max.message.bytes", kSmallTopicLimit}};
-    SetUpBridge(topology, extra_yaml);
+    SetUpBridge({.delay_partitions = 2,
+                 .target_partitions = 2,
+                 .alt_partitions = 1,
+                 .alt_topic_configs = {{"max.message.bytes", kSmallTopicLimit}},
+                 .dlq_topic_configs = {{"max.message.bytes", kSmallTopicLimit}},
+                 .extra_yaml = extra_yaml});
     ASSERT_FALSE(HasFatalFailure());
     StartBridgeAndWaitReady();
     ASSERT_FALSE(HasFatalFailure());
     // The test's own producer needs room for the large record too.
-    auto large_producer = TestProducer::Create(bootstrap_, {{"message.max.bytes", "1048588"}});
+    auto large_producer =
+        TestProducer::Create(cluster_->bootstrap(), {{"message.max.bytes", "1048588"}});
     ASSERT_TRUE(large_producer.ok()) << large_producer.status().ToString();
 
     DelayWorkload good(Spec(91, 2'000));
-    const auto produce = [&](const std::string& name, size_t value_bytes, Headers headers) {
-      OutgoingRecord r;
+    const auto produce = [&](const std::string& name, size_t value_bytes,
+                             std::vector<TestHeader> headers) {
+      TestRecord r;
       r.topic = delay_topic_;
       r.key = "refusal-" + name;
       r.value = name + "|" + std::string(value_bytes, 'v');
       r.headers = std::move(headers);
-      r.headers.emplace_back("trace-id", name);
+      r.headers.push_back({"trace-id", name});
       ASSERT_TRUE((*large_producer)->Produce(r).ok());
       for (int g = 0; g < 20; ++g) ASSERT_TRUE(producer_->Produce(good.Next()).ok());
     };
@@ -51,8 +55,8 @@ class BridgeRefusedDeliveryTest : public BridgeTestBase {
     ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
 
     const auto copies = [&](const std::string& name) {
-      std::vector<const ConsumedRecord*> out;
-      for (const ConsumedRecord& r : received_) {
+      std::vector<const TestRecord*> out;
+      for (const TestRecord& r : received_) {
         if (r.key == "refusal-" + name) out.push_back(&r);
       }
       return out;
@@ -70,35 +74,33 @@ class BridgeRefusedDeliveryTest : public BridgeTestBase {
 
     ASSERT_EQ(copies("large").size(), 1u);
     EXPECT_EQ(copies("large")[0]->topic, target_topic_);
-    EXPECT_EQ(copies("large")[0]->value.size(), std::string("large|").size() + kLargeValueBytes);
+    EXPECT_EQ(copies("large")[0]->value.value_or("").size(),
+              std::string("large|").size() + kLargeValueBytes);
     ASSERT_EQ(copies("fits-alt").size(), 1u);
     EXPECT_EQ(copies("fits-alt")[0]->topic, alt_topic_);
 
     for (const std::string name : {"refused-by-alt", "bad-header"}) {
       SCOPED_TRACE(name);
       ASSERT_EQ(copies(name).size(), 1u);
-      const ConsumedRecord& letter = *copies(name)[0];
+      const TestRecord& letter = *copies(name)[0];
       EXPECT_EQ(letter.topic, dlq_topic_);
-      EXPECT_EQ(letter.value, "") << "the reduced dead letter has no value";
-      EXPECT_EQ(HeaderValue(letter.headers, "trace-id"), std::nullopt);
-      const std::string error = HeaderValue(letter.headers, "x-delay-error").value_or("");
+      EXPECT_EQ(letter.value.value_or(""), "") << "the reduced dead letter has no value";
+      EXPECT_EQ(letter.Header("trace-id"), std::nullopt);
+      const std::string error = letter.Header("x-delay-error").value_or("");
       std::cout << name << ": x-delay-error: " << error << "\n";
       EXPECT_NE(error.find("dead letter: "), std::string::npos) << error;
       EXPECT_NE(error.find("value and headers dropped"), std::string::npos) << error;
-      EXPECT_TRUE(HeaderValue(letter.headers, "x-delay-original-bytes").has_value());
-      EXPECT_EQ(HeaderValue(letter.headers, "x-delay-source").value_or("").rfind(delay_topic_, 0),
-                0u);
+      EXPECT_TRUE(letter.Header("x-delay-original-bytes").has_value());
+      EXPECT_EQ(letter.Header("x-delay-source").value_or("").rfind(delay_topic_, 0), 0u);
     }
-    const std::string refused =
-        HeaderValue(copies("refused-by-alt")[0]->headers, "x-delay-error").value_or("");
+    const std::string refused = copies("refused-by-alt")[0]->Header("x-delay-error").value_or("");
     EXPECT_NE(refused.find("delivery: " + alt_topic_ + " refused"), std::string::npos) << refused;
     EXPECT_NE(refused.find("too large"), std::string::npos) << refused;
-    const std::string bad =
-        HeaderValue(copies("bad-header")[0]->headers, "x-delay-error").value_or("");
+    const std::string bad = copies("bad-header")[0]->Header("x-delay-error").value_or("");
     EXPECT_EQ(bad.rfind("x-delay: ", 0), 0u) << bad;
 
-    std::vector<ConsumedRecord> deliveries;
-    for (const ConsumedRecord& r : received_) {
+    std::vector<TestRecord> deliveries;
+    for (const TestRecord& r : received_) {
       if (r.topic != dlq_topic_ && !r.key.value_or("").starts_with("refusal-")) {
         deliveries.push_back(r);
       }
@@ -119,4 +121,4 @@ TEST_F(BridgeRefusedDeliveryTest, AtLeastOnce) { Run(""); }
 TEST_F(BridgeRefusedDeliveryTest, ExactlyOnce) { Run("delivery:\n  guarantee: exactly_once\n"); }
 
 }  // namespace
-}  // namespace delaybridge::e2e
+}  // namespace delaybridge::testing

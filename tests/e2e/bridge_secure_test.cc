@@ -27,13 +27,11 @@
 #include <thread>
 #include <vector>
 
-#include "tests/e2e/bridge_test_base.h"
-#include "tests/e2e/delay_workload.h"
-#include "tests/e2e/kafka_client.h"
-#include "tests/support/bridge_process.h"
+#include "tests/support/bridge_fixture.h"  // ExpectNoneLostEarlyOrAltered, the clients
 #include "tests/support/http_get.h"
+#include "tests/support/temp_dir.h"
 
-namespace delaybridge::e2e {
+namespace delaybridge::testing {
 namespace {
 
 using std::chrono::milliseconds;
@@ -147,8 +145,8 @@ class BridgeSecureTest : public ::testing::Test {
         CreateTopics("127.0.0.1:" + std::to_string(kPlaintextPort),
                      {{delay_topic_, 4}, {target_topic_, kTargetPartitions}, {dlq_topic_, 1}});
     ASSERT_TRUE(created.ok()) << created.ToString();
-    work_dir_ = std::filesystem::temp_directory_path() / base;
-    std::filesystem::create_directories(work_dir_);
+    dir_ = std::make_unique<TempDir>("bridge_secure_test");
+    work_dir_ = dir_->path();
 
     auto producer = TestProducer::Create(client_.at("bootstrap.servers"), client_);
     ASSERT_TRUE(producer.ok()) << producer.status().ToString();
@@ -173,9 +171,10 @@ class BridgeSecureTest : public ::testing::Test {
     producer_.reset();
     if (HasFailure()) {
       if (bridge_) std::cerr << "---- bridge log tail ----\n" << LogTail(bridge_->Log()) << "\n";
-      std::cerr << "kept " << work_dir_ << " for inspection\n";
-    } else if (!work_dir_.empty()) {
-      std::filesystem::remove_all(work_dir_);
+      if (dir_) {
+        dir_->Keep();
+        std::cerr << "kept " << work_dir_ << " for inspection\n";
+      }
     }
   }
 
@@ -215,8 +214,8 @@ class BridgeSecureTest : public ::testing::Test {
   }
 
   void MakeBridge(const std::string& config_path, const std::string& name) {
-    bridge_ = std::make_unique<testing::BridgeProcess>(DELAYBRIDGE_BIN, config_path,
-                                                       (work_dir_ / (name + ".log")).string());
+    bridge_ = std::make_unique<BridgeProcess>(DELAYBRIDGE_BINARY, config_path,
+                                              (work_dir_ / (name + ".log")).string());
   }
 
   // Starts the bridge, then produces a probe record over SASL_SSL and waits until the bridge
@@ -230,7 +229,7 @@ class BridgeSecureTest : public ::testing::Test {
     bool seen = false;
     const auto deadline = std::chrono::steady_clock::now() + seconds(120);
     while (!seen && bridge_->running() && std::chrono::steady_clock::now() < deadline) {
-      for (const ConsumedRecord& record : Receive(milliseconds(200))) {
+      for (const TestRecord& record : Receive(milliseconds(200))) {
         seen = seen || record.value == "probe=ready";
       }
     }
@@ -238,8 +237,8 @@ class BridgeSecureTest : public ::testing::Test {
     ASSERT_TRUE(seen) << "probe not delivered within 120 s";
   }
 
-  std::vector<ConsumedRecord> Receive(milliseconds timeout) {
-    std::vector<ConsumedRecord> records = collector_->ConsumeFor(timeout);
+  std::vector<TestRecord> Receive(milliseconds timeout) {
+    std::vector<TestRecord> records = collector_->ConsumeFor(timeout);
     received_.insert(received_.end(), records.begin(), records.end());
     return records;
   }
@@ -294,11 +293,12 @@ class BridgeSecureTest : public ::testing::Test {
   std::string target_topic_;
   std::string dlq_topic_;
   std::string group_id_;
-  std::filesystem::path work_dir_;
+  std::unique_ptr<TempDir> dir_;
+  std::filesystem::path work_dir_;  // dir_'s path
   std::unique_ptr<TestProducer> producer_;
   std::unique_ptr<TestConsumer> collector_;
-  std::unique_ptr<testing::BridgeProcess> bridge_;
-  std::vector<ConsumedRecord> received_;
+  std::unique_ptr<BridgeProcess> bridge_;
+  std::vector<TestRecord> received_;
 };
 
 void ExpectAllDeliveredOnceOnTime(const DeliveryReport& report, size_t expected) {
@@ -327,7 +327,7 @@ TEST_F(BridgeSecureTest, SaslSslWithPasswordFromEnvironmentDeliversAndLeaksNothi
   // statistics (written every second; the run above took several).
   const uint16_t port = MetricsPort();
   ASSERT_NE(port, 0) << "the bridge did not log its metrics port";
-  auto metrics = testing::HttpGet("127.0.0.1", port, "/metrics");
+  auto metrics = HttpGet("127.0.0.1", port, "/metrics");
   ASSERT_TRUE(metrics.ok()) << metrics.status().ToString();
   EXPECT_EQ(metrics->status, 200);
   EXPECT_NE(metrics->body.find("delaybridge_"), std::string::npos);
@@ -358,8 +358,8 @@ TEST_F(BridgeSecureTest, PasswordFromFileWorksTheSame) {
       WriteConfig("file", "  sasl.password_file: " + Quoted(password_file.string()) + "\n",
                   /*kafka_stats=*/false);
 
-  const testing::CommandResult check =
-      testing::RunBridgeCommand(DELAYBRIDGE_BIN, {"--config", config, "--check"}, seconds(60));
+  const CommandResult check =
+      RunBridgeCommand(DELAYBRIDGE_BINARY, {"--config", config, "--check"}, seconds(60));
   EXPECT_EQ(check.exit_code, 0) << check.output;
   EXPECT_NE(check.output.find("check passed"), std::string::npos) << check.output;
   EXPECT_EQ(check.output.find(password_), std::string::npos) << "password in --check output";
@@ -384,8 +384,8 @@ TEST_F(BridgeSecureTest, WrongPasswordIsRefusedNotWaitedOnSilently) {
   // --check: the broker refuses every connection, so no broker answers within the check's 10 s
   // and it exits 3 (docs/bridge.md) instead of waiting on, naming the authentication failure.
   const auto check_start = std::chrono::steady_clock::now();
-  const testing::CommandResult check =
-      testing::RunBridgeCommand(DELAYBRIDGE_BIN, {"--config", config, "--check"}, seconds(60));
+  const CommandResult check =
+      RunBridgeCommand(DELAYBRIDGE_BINARY, {"--config", config, "--check"}, seconds(60));
   const auto check_ms =
       std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - check_start);
   std::cout << "--check with a wrong password: exit " << check.exit_code << " after "
@@ -417,4 +417,4 @@ TEST_F(BridgeSecureTest, WrongPasswordIsRefusedNotWaitedOnSilently) {
 }
 
 }  // namespace
-}  // namespace delaybridge::e2e
+}  // namespace delaybridge::testing

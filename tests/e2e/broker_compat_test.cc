@@ -5,9 +5,12 @@
 
 #include <set>
 
-#include "tests/e2e/kafka_client.h"
+#include "tests/support/test_cluster.h"
+#include "tests/support/test_consumer.h"
+#include "tests/support/test_producer.h"
+#include "tests/support/topic_admin.h"
 
-namespace delaybridge::e2e {
+namespace delaybridge::testing {
 namespace {
 
 using std::chrono::seconds;
@@ -15,7 +18,7 @@ using std::chrono::seconds;
 class BrokerCompatTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Result<std::string> bootstrap = BootstrapFromEnv();
+    Result<std::string> bootstrap = RealBrokerBootstrap();
     ASSERT_TRUE(bootstrap.ok()) << bootstrap.status().ToString();
     bootstrap_ = *bootstrap;
   }
@@ -45,7 +48,7 @@ std::string Numbered(const char* prefix, int n) {
 }
 
 auto HasAtLeast(size_t n) {
-  return [n](const std::vector<ConsumedRecord>& records) { return records.size() >= n; };
+  return [n](const std::vector<TestRecord>& records) { return records.size() >= n; };
 }
 
 TEST_F(BrokerCompatTest, IdempotentProduceGroupConsumeAndCommit) {
@@ -71,15 +74,16 @@ TEST_F(BrokerCompatTest, IdempotentProduceGroupConsumeAndCommit) {
     auto consumer = MakeConsumer(group);
     ASSERT_NE(consumer, nullptr);
     ASSERT_TRUE(consumer->Subscribe({topic}).ok());
-    std::vector<ConsumedRecord> records = consumer->ConsumeUntil(HasAtLeast(kRecords), seconds(60));
+    std::vector<TestRecord> records = consumer->ConsumeUntil(HasAtLeast(kRecords), seconds(60));
     ASSERT_EQ(records.size(), static_cast<size_t>(kRecords));
     std::set<std::string> values;
-    for (const ConsumedRecord& record : records) {
-      values.insert(record.value);
-      const std::string suffix = record.value.substr(record.value.find('-') + 1);
-      EXPECT_EQ(HeaderValue(record.headers, "h"), "v" + suffix);
+    for (const TestRecord& record : records) {
+      values.insert(record.value.value_or(""));
+      const std::string value = record.value.value_or("");
+      const std::string suffix = value.substr(value.find('-') + 1);
+      EXPECT_EQ(record.Header("h"), "v" + suffix);
       ASSERT_EQ(record.headers.size(), 2u);
-      EXPECT_FALSE(record.headers[1].second.has_value()) << "null header value must stay null";
+      EXPECT_FALSE(record.headers[1].value.has_value()) << "null header value must stay null";
     }
     EXPECT_EQ(values.size(), static_cast<size_t>(kRecords));
     const Status committed = consumer->CommitSync();
@@ -117,7 +121,7 @@ TEST_F(BrokerCompatTest, TransactionsCommitAbortAndSendOffsets) {
   auto consumer = MakeConsumer(group);
   ASSERT_NE(consumer, nullptr);
   ASSERT_TRUE(consumer->Subscribe({input}).ok());
-  std::vector<ConsumedRecord> inputs = consumer->ConsumeUntil(HasAtLeast(10), seconds(60));
+  std::vector<TestRecord> inputs = consumer->ConsumeUntil(HasAtLeast(10), seconds(60));
   ASSERT_EQ(inputs.size(), 10u);
 
   auto txn = MakeProducer({{"transactional.id", UniqueName("compat-txn")}});
@@ -128,12 +132,13 @@ TEST_F(BrokerCompatTest, TransactionsCommitAbortAndSendOffsets) {
 
   error.reset(producer.begin_transaction());
   ASSERT_EQ(error, nullptr) << error->str();
-  for (const ConsumedRecord& record : inputs) {
-    ASSERT_TRUE(txn->Produce({.topic = output, .value = "committed-" + record.value}).ok());
+  for (const TestRecord& record : inputs) {
+    ASSERT_TRUE(
+        txn->Produce({.topic = output, .value = "committed-" + record.value.value_or("")}).ok());
   }
   std::vector<RdKafka::TopicPartition*> offsets;
   std::map<int32_t, int64_t> next_offset;
-  for (const ConsumedRecord& record : inputs) {
+  for (const TestRecord& record : inputs) {
     next_offset[record.partition] = std::max(next_offset[record.partition], record.offset + 1);
   }
   for (const auto& [partition, offset] : next_offset) {
@@ -160,12 +165,12 @@ TEST_F(BrokerCompatTest, TransactionsCommitAbortAndSendOffsets) {
       MakeConsumer(UniqueName("compat-txn-reader"), {{"isolation.level", "read_committed"}});
   ASSERT_NE(reader, nullptr);
   ASSERT_TRUE(reader->Subscribe({output}).ok());
-  std::vector<ConsumedRecord> outputs = reader->ConsumeUntil(HasAtLeast(10), seconds(60));
-  std::vector<ConsumedRecord> extra = reader->ConsumeFor(seconds(3));
+  std::vector<TestRecord> outputs = reader->ConsumeUntil(HasAtLeast(10), seconds(60));
+  std::vector<TestRecord> extra = reader->ConsumeFor(seconds(3));
   outputs.insert(outputs.end(), extra.begin(), extra.end());
   ASSERT_EQ(outputs.size(), 10u);
-  for (const ConsumedRecord& record : outputs) {
-    EXPECT_EQ(record.value.rfind("committed-", 0), 0u) << record.value;
+  for (const TestRecord& record : outputs) {
+    EXPECT_TRUE(record.value.value_or("").starts_with("committed-")) << record.value.value_or("");
   }
 
   std::vector<RdKafka::TopicPartition*> committed;
@@ -180,4 +185,4 @@ TEST_F(BrokerCompatTest, TransactionsCommitAbortAndSendOffsets) {
 }
 
 }  // namespace
-}  // namespace delaybridge::e2e
+}  // namespace delaybridge::testing

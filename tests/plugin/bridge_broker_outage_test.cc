@@ -4,26 +4,23 @@
 
 #include <thread>
 
-#include "tests/plugin/bridge_test_env.h"
-#include "tests/plugin/delay_workload.h"
+#include "tests/support/bridge_fixture.h"
 
 namespace delaybridge::testing {
 namespace {
 
 using std::chrono::seconds;
 
-class BridgeBrokerOutageTest : public BridgeTestEnv {};
+class BridgeBrokerOutageTest : public BridgeFixture {};
 
 TEST_F(BridgeBrokerOutageTest, DeliversEverythingAfterTheBrokerReturns) {
-  ASSERT_NO_FATAL_FAILURE(Prepare(BridgeTestOptions{}));
+  ASSERT_NO_FATAL_FAILURE(SetUpBridge({}));
   if (cluster_->external()) GTEST_SKIP() << "outages are simulated with the mock cluster only";
   ASSERT_NO_FATAL_FAILURE(StartBridge());
   const uint32_t seed = 99;
   SCOPED_TRACE("workload seed " + std::to_string(seed));
-  DelayWorkload workload(seed, delay_topic_, target_topic_, alt_topic_, options_.target_partitions);
-  for (int i = 0; i < 1000; ++i) {
-    ASSERT_TRUE(producer_->Produce(workload.Next(NowMs(), 8000)).ok());
-  }
+  DelayWorkload workload(Spec(seed, 8000));
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
   ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
   // Let the bridge consume them, then take the broker away while about half fall due.
   std::this_thread::sleep_for(seconds(2));
@@ -32,15 +29,12 @@ TEST_F(BridgeBrokerOutageTest, DeliversEverythingAfterTheBrokerReturns) {
   EXPECT_TRUE(bridge_->running()) << LogTail();
   ASSERT_TRUE(cluster_->SetBrokerDown(false).ok());
 
-  bool all = false;
-  const std::vector<TestRecord> delivered =
-      CollectDeliveries(workload, 1000, std::chrono::seconds(90), std::chrono::seconds(1), &all);
-  const DeliveryCheck check = workload.Check(delivered);
-  std::cout << "outage: " << check.Summary() << "\n";
-  EXPECT_TRUE(all) << check.Summary();
-  EXPECT_TRUE(check.missing.empty()) << check.Summary();
-  EXPECT_TRUE(check.errors.empty()) << check.Summary();
-  EXPECT_TRUE(check.duplicates.empty()) << check.Summary();
+  const bool all = ReceiveWorkload(workload, seconds(90), seconds(1));
+  const DeliveryReport report = CheckReceived(workload);
+  std::cout << "outage: " << report.ToString() << "\n";
+  EXPECT_TRUE(all) << report.ToString();
+  ExpectNoneLostEarlyOrAltered(report);
+  EXPECT_EQ(report.duplicates, 0u) << report.ToString();
   EXPECT_TRUE(bridge_->running());
   ASSERT_NO_FATAL_FAILURE(StopBridge());
 }

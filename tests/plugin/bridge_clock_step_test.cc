@@ -15,8 +15,7 @@
 #include <thread>
 
 #include "storage/delivery_checkpoint.h"
-#include "tests/plugin/bridge_test_env.h"
-#include "tests/plugin/delay_workload.h"
+#include "tests/support/bridge_fixture.h"
 
 namespace delaybridge::testing {
 namespace {
@@ -27,7 +26,7 @@ using std::chrono::seconds;
 constexpr int64_t kStepMs = 3'600'000;
 constexpr char kStepOffset[] = "+3600";  // libfaketime: seconds
 
-class BridgeClockStepTest : public BridgeTestEnv {
+class BridgeClockStepTest : public BridgeFixture {
  protected:
   // Runs the bridge with its wall clock offset by what offset_file() says.
   void UseFakeClock() {
@@ -64,10 +63,8 @@ class BridgeClockStepTest : public BridgeTestEnv {
     return lowest;
   }
 
-  void Produce(DelayWorkload& workload, size_t records, int64_t max_delay_ms) {
-    for (size_t i = 0; i < records; ++i) {
-      ASSERT_TRUE(producer_->Produce(workload.Next(NowMs(), max_delay_ms)).ok());
-    }
+  void Produce(DelayWorkload& workload, size_t records) {
+    for (size_t i = 0; i < records; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
     ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
   }
 
@@ -75,22 +72,17 @@ class BridgeClockStepTest : public BridgeTestEnv {
   // none lost, none early, none later than max_late_ms.
   void ExpectDeliveredOnTime(const DelayWorkload& workload, milliseconds timeout,
                              int64_t max_late_ms) {
-    bool all = false;
-    const std::vector<TestRecord> delivered =
-        CollectDeliveries(workload, workload.expected().size(), timeout, seconds(1), &all);
-    const DeliveryCheck check = workload.Check(delivered);
-    std::cout << "clock step: " << check.Summary() << "\n";
-    EXPECT_TRUE(all) << "records held back after the clock stepped back: " << check.Summary();
-    EXPECT_TRUE(check.missing.empty()) << check.Summary();
-    EXPECT_TRUE(check.errors.empty()) << check.Summary();  // wrong content or early
-    EXPECT_LE(check.max_lateness_ms, max_late_ms) << check.Summary();
+    const bool all = ReceiveWorkload(workload, timeout, seconds(1));
+    const DeliveryReport report = CheckReceived(workload);
+    std::cout << "clock step: " << report.ToString() << "\n";
+    EXPECT_TRUE(all) << "records held back after the clock stepped back: " << report.ToString();
+    ExpectNoneLostEarlyOrAltered(report);
+    EXPECT_LE(report.produce_lateness.max_ms, max_late_ms) << report.ToString();
   }
 };
 
 TEST_F(BridgeClockStepTest, RecordsAfterAClockStepBackAreDeliveredOnTimeBeforeAndAfterACrash) {
-  BridgeTestOptions options;
-  options.delay_partitions = 2;
-  ASSERT_NO_FATAL_FAILURE(Prepare(options));
+  ASSERT_NO_FATAL_FAILURE(SetUpBridge({.delay_partitions = 2}));
   ASSERT_NO_FATAL_FAILURE(UseFakeClock());
   ASSERT_NO_FATAL_FAILURE(StartBridge());
 
@@ -112,10 +104,10 @@ TEST_F(BridgeClockStepTest, RecordsAfterAClockStepBackAreDeliveredOnTimeBeforeAn
   // Restarted, it reads the checkpoints, an hour ahead, back from disk.
   ASSERT_NO_FATAL_FAILURE(StartBridge());
   EXPECT_EQ(bridge_->CountInLog("ms ahead of the clock"),
-            static_cast<size_t>(options.delay_partitions))
+            static_cast<size_t>(options_.delay_partitions))
       << LogTail();
-  DelayWorkload workload(31, delay_topic_, target_topic_, alt_topic_, options_.target_partitions);
-  ASSERT_NO_FATAL_FAILURE(Produce(workload, 300, 3000));
+  DelayWorkload workload(Spec(31, 3000));
+  ASSERT_NO_FATAL_FAILURE(Produce(workload, 300));
   // Generous for a loaded sanitizer build, and far below the hour they were held before.
   ASSERT_NO_FATAL_FAILURE(ExpectDeliveredOnTime(workload, seconds(60), 15'000));
 
@@ -123,9 +115,9 @@ TEST_F(BridgeClockStepTest, RecordsAfterAClockStepBackAreDeliveredOnTimeBeforeAn
   bridge_->Kill();
   ASSERT_NO_FATAL_FAILURE(StartBridge());
   EXPECT_EQ(bridge_->CountInLog("ms ahead of the clock"),
-            static_cast<size_t>(2 * options.delay_partitions))
+            static_cast<size_t>(2 * options_.delay_partitions))
       << LogTail();
-  ASSERT_NO_FATAL_FAILURE(Produce(workload, 300, 3000));
+  ASSERT_NO_FATAL_FAILURE(Produce(workload, 300));
   // Records delivered shortly before the crash may come again after the restart, which waits
   // out the killed member's session: later than the new ones, still far from an hour.
   ASSERT_NO_FATAL_FAILURE(ExpectDeliveredOnTime(workload, seconds(60), 60'000));

@@ -4,19 +4,17 @@
 // delivered.
 #include <gtest/gtest.h>
 
-#include "tests/plugin/bridge_test_env.h"
+#include "tests/support/bridge_fixture.h"
 
 namespace delaybridge::testing {
 namespace {
 
 using std::chrono::seconds;
 
-class BridgeDeadLetterTest : public BridgeTestEnv {};
+class BridgeDeadLetterTest : public BridgeFixture {};
 
 TEST_F(BridgeDeadLetterTest, EveryBadInputIsDeadLetteredWithItsReason) {
-  BridgeTestOptions options;
-  options.max_record_bytes = 10'000;
-  ASSERT_NO_FATAL_FAILURE(Prepare(options));
+  ASSERT_NO_FATAL_FAILURE(SetUpBridge({.max_record_bytes = 10'000}));
   ASSERT_NO_FATAL_FAILURE(StartBridge());
 
   const int64_t now = NowMs();
@@ -69,26 +67,23 @@ TEST_F(BridgeDeadLetterTest, EveryBadInputIsDeadLetteredWithItsReason) {
   ASSERT_TRUE(producer_->Produce(good).ok());
   ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
 
-  auto reader = TestConsumer::Create(
-      cluster_->bootstrap(), {{dlq_topic_, 2}, {target_topic_, options_.target_partitions}});
-  ASSERT_TRUE(reader.ok());
-  std::vector<TestRecord> got;
+  const std::vector<TestRecord>& got = received_;
   auto count_in = [](const std::vector<TestRecord>& records, const std::string& topic) {
     return std::count_if(records.begin(), records.end(),
                          [&topic](const TestRecord& r) { return r.topic == topic; });
   };
-  const bool all = (*reader)->CollectUntil(
-      &got,
-      [&](const std::vector<TestRecord>& records) {
-        return count_in(records, dlq_topic_) >= static_cast<long>(cases.size()) &&
-               count_in(records, target_topic_) >= 2;
-      },
-      seconds(60));
-  for (auto& r : (*reader)->Poll(seconds(1))) got.push_back(std::move(r));
+  const auto all_arrived = [&] {
+    return count_in(got, dlq_topic_) >= static_cast<long>(cases.size()) &&
+           count_in(got, target_topic_) >= 2;
+  };
+  ReceiveUntil(all_arrived, seconds(60));
+  const bool all = all_arrived();
+  ReceiveFor(seconds(1));
   ASSERT_TRUE(all) << "dead letters: " << count_in(got, dlq_topic_)
                    << ", delivered: " << count_in(got, target_topic_);
   EXPECT_EQ(count_in(got, dlq_topic_), static_cast<long>(cases.size()));
   EXPECT_EQ(count_in(got, target_topic_), 2);
+  EXPECT_EQ(count_in(got, alt_topic_), 0);
 
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

@@ -7,38 +7,31 @@
 #include <fstream>
 #include <string>
 
-#include "tests/plugin/bridge_test_env.h"
-#include "tests/plugin/delay_workload.h"
+#include "tests/support/bridge_fixture.h"
 
 namespace delaybridge::testing {
 namespace {
 
-class BridgeDeliveryTest : public BridgeTestEnv {};
+class BridgeDeliveryTest : public BridgeFixture {};
 
 TEST_F(BridgeDeliveryTest, TenThousandRecordsExactlyOnceOnTimeIntact) {
-  ASSERT_NO_FATAL_FAILURE(Prepare(BridgeTestOptions{}));
+  ASSERT_NO_FATAL_FAILURE(SetUpBridge({}));
   ASSERT_NO_FATAL_FAILURE(StartBridge());
 
   const uint32_t seed = 4242;
   SCOPED_TRACE("workload seed " + std::to_string(seed));
-  DelayWorkload workload(seed, delay_topic_, target_topic_, alt_topic_, options_.target_partitions);
+  DelayWorkload workload(Spec(seed, 10'000));
   constexpr int kRecords = 10'000;
-  for (int i = 0; i < kRecords; ++i) {
-    ASSERT_TRUE(producer_->Produce(workload.Next(NowMs(), 10'000)).ok());
-  }
+  for (int i = 0; i < kRecords; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
   ASSERT_TRUE(producer_->Flush(std::chrono::seconds(30)).ok());
 
-  bool all = false;
-  const std::vector<TestRecord> delivered = CollectDeliveries(
-      workload, kRecords, std::chrono::seconds(90), std::chrono::seconds(2), &all);
-
-  const DeliveryCheck check = workload.Check(delivered);
-  std::cout << "10k delivery: " << check.Summary() << "\n";
-  EXPECT_TRUE(all) << check.Summary();
-  EXPECT_TRUE(check.missing.empty()) << check.Summary();
-  EXPECT_TRUE(check.duplicates.empty()) << check.Summary();
-  EXPECT_TRUE(check.errors.empty()) << check.Summary();
-  EXPECT_EQ(check.delivered, static_cast<size_t>(kRecords));
+  const bool all = ReceiveWorkload(workload, std::chrono::seconds(90), std::chrono::seconds(2));
+  const DeliveryReport report = CheckReceived(workload);
+  std::cout << "10k delivery: " << report.ToString() << "\n";
+  EXPECT_TRUE(all) << report.ToString();
+  ExpectNoneLostEarlyOrAltered(report);
+  EXPECT_EQ(report.duplicates, 0u) << report.ToString();
+  EXPECT_EQ(report.delivered, static_cast<size_t>(kRecords));
 
   EXPECT_TRUE(bridge_->running());
   ASSERT_NO_FATAL_FAILURE(StopBridge());
@@ -49,22 +42,15 @@ TEST_F(BridgeDeliveryTest, TenThousandRecordsExactlyOnceOnTimeIntact) {
 // kafka_stats_file: librdkafka's statistics of the consumer and the producer, one JSON object a
 // line, while records flow.
 TEST_F(BridgeDeliveryTest, KafkaStatisticsOfBothClientsGoToTheStatsFile) {
-  BridgeTestOptions options;
-  options.delay_partitions = 2;
-  options.kafka_stats = true;
-  ASSERT_NO_FATAL_FAILURE(Prepare(options));
+  ASSERT_NO_FATAL_FAILURE(SetUpBridge({.delay_partitions = 2, .kafka_stats = true}));
   ASSERT_NO_FATAL_FAILURE(StartBridge());
 
-  DelayWorkload workload(7, delay_topic_, target_topic_, alt_topic_, options_.target_partitions);
+  DelayWorkload workload(Spec(7, 500));
   constexpr int kRecords = 200;
-  for (int i = 0; i < kRecords; ++i) {
-    ASSERT_TRUE(producer_->Produce(workload.Next(NowMs(), 500)).ok());
-  }
+  for (int i = 0; i < kRecords; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
   ASSERT_TRUE(producer_->Flush(std::chrono::seconds(30)).ok());
-  bool all = false;
-  CollectDeliveries(workload, kRecords, std::chrono::seconds(60), std::chrono::milliseconds(300),
-                    &all);
-  EXPECT_TRUE(all) << LogTail();
+  EXPECT_TRUE(ReceiveWorkload(workload, std::chrono::seconds(60), std::chrono::milliseconds(300)))
+      << LogTail();
   ASSERT_NO_FATAL_FAILURE(StopBridge());
 
   std::ifstream in(kafka_stats_path());

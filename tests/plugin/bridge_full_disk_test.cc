@@ -3,8 +3,7 @@
 // and every record is delivered exactly once, never early, without a restart.
 #include <gtest/gtest.h>
 
-#include "tests/plugin/bridge_test_env.h"
-#include "tests/plugin/delay_workload.h"
+#include "tests/support/bridge_fixture.h"
 #include "tests/support/small_filesystem.h"
 
 namespace delaybridge::testing {
@@ -13,24 +12,22 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-class BridgeFullDiskTest : public BridgeTestEnv {};
+class BridgeFullDiskTest : public BridgeFixture {};
 
 TEST_F(BridgeFullDiskTest, PausesOnAFullDiskAndResumesWithNothingLostOrDoubled) {
   SmallFilesystem disk("bridge_full_disk_test", 16 * 1024 * 1024);
   if (!disk.mounted()) GTEST_SKIP() << disk.error();
-  BridgeTestOptions options;
-  options.storage_dir = disk.path() + "/data";
-  ASSERT_NO_FATAL_FAILURE(Prepare(options));
+  ASSERT_NO_FATAL_FAILURE(SetUpBridge({.storage_dir = disk.path() + "/data"}));
   ASSERT_NO_FATAL_FAILURE(StartBridge());
   const uint32_t seed = 13;
   SCOPED_TRACE("workload seed " + std::to_string(seed));
-  DelayWorkload workload(seed, delay_topic_, target_topic_, alt_topic_, options_.target_partitions);
-  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(producer_->Produce(workload.Next(NowMs(), 3000)).ok());
+  DelayWorkload workload(Spec(seed, 3000));
+  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
   ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
   std::this_thread::sleep_for(seconds(1));  // stored before the disk fills
 
   ASSERT_TRUE(disk.Fill());
-  for (int i = 0; i < 4000; ++i) ASSERT_TRUE(producer_->Produce(workload.Next(NowMs(), 3000)).ok());
+  for (int i = 0; i < 4000; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
   ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
   const auto deadline = std::chrono::steady_clock::now() + seconds(30);
   while (bridge_->CountInLog("No space left on device") == 0) {
@@ -43,14 +40,12 @@ TEST_F(BridgeFullDiskTest, PausesOnAFullDiskAndResumesWithNothingLostOrDoubled) 
   EXPECT_GE(bridge_->CountInLog("INFO  pausing consumption"), 1u) << LogTail();
 
   disk.Free();
-  bool all = false;
-  const std::vector<TestRecord> delivered =
-      CollectDeliveries(workload, 5000, seconds(90), seconds(2), &all);
-  const DeliveryCheck check = workload.Check(delivered);
-  EXPECT_TRUE(all) << check.Summary();
-  EXPECT_TRUE(check.missing.empty()) << check.Summary();
-  EXPECT_TRUE(check.duplicates.empty()) << check.Summary();
-  EXPECT_TRUE(check.errors.empty()) << check.Summary();
+  const bool all = ReceiveWorkload(workload, seconds(90), seconds(2));
+  const DeliveryReport report = CheckReceived(workload);
+  EXPECT_TRUE(all) << report.ToString();
+  EXPECT_EQ(report.expected, 5000u);
+  ExpectNoneLostEarlyOrAltered(report);
+  EXPECT_EQ(report.duplicates, 0u) << report.ToString();
   EXPECT_GE(bridge_->CountInLog("INFO  the stores take records again"), 1u) << LogTail();
   EXPECT_GE(bridge_->CountInLog("INFO  resuming consumption"), 1u) << LogTail();
   ASSERT_NO_FATAL_FAILURE(StopBridge());

@@ -6,8 +6,7 @@
 #include <iostream>
 #include <thread>
 
-#include "tests/plugin/bridge_test_env.h"
-#include "tests/plugin/delay_workload.h"
+#include "tests/support/bridge_fixture.h"
 #include "tests/support/http_get.h"
 #include "tests/support/promtool.h"
 
@@ -17,7 +16,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-class BridgeHttpTest : public BridgeTestEnv {
+class BridgeHttpTest : public BridgeFixture {
  protected:
   HttpResult Get(const std::string& path) {
     auto result = HttpGet("127.0.0.1", port_, path);
@@ -61,9 +60,7 @@ class BridgeHttpTest : public BridgeTestEnv {
 };
 
 TEST_F(BridgeHttpTest, MetricsCountDeliveriesAndProbesAnswer) {
-  BridgeTestOptions options;
-  options.delay_partitions = 2;
-  ASSERT_NO_FATAL_FAILURE(Prepare(options));
+  ASSERT_NO_FATAL_FAILURE(SetUpBridge({.delay_partitions = 2}));
   ASSERT_NO_FATAL_FAILURE(StartBridge());
   port_ = MetricsPort();
   ASSERT_NE(port_, 0);
@@ -75,15 +72,11 @@ TEST_F(BridgeHttpTest, MetricsCountDeliveriesAndProbesAnswer) {
   EXPECT_EQ(ready.status, 200) << ready.body;
   EXPECT_EQ(ready.body, "ready: 2 partition(s) assigned\n");
 
-  DelayWorkload workload(11, delay_topic_, target_topic_, alt_topic_, options_.target_partitions);
+  DelayWorkload workload(Spec(11, 1000));
   constexpr int kRecords = 300;
-  for (int i = 0; i < kRecords; ++i) {
-    ASSERT_TRUE(producer_->Produce(workload.Next(NowMs(), 1000)).ok());
-  }
+  for (int i = 0; i < kRecords; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
   ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
-  bool all = false;
-  CollectDeliveries(workload, kRecords, seconds(60), milliseconds(300), &all);
-  EXPECT_TRUE(all) << LogTail();
+  EXPECT_TRUE(ReceiveWorkload(workload, seconds(60), milliseconds(300))) << LogTail();
 
   const std::string text = ScrapeUntil(
       [](const std::string& t) {
@@ -146,9 +139,7 @@ TEST_F(BridgeHttpTest, MetricsCountDeliveriesAndProbesAnswer) {
 }
 
 TEST_F(BridgeHttpTest, NotReadyWhileTheBrokerIsDownAndReadyAgainAfter) {
-  BridgeTestOptions options;
-  options.delay_partitions = 2;
-  ASSERT_NO_FATAL_FAILURE(Prepare(options));
+  ASSERT_NO_FATAL_FAILURE(SetUpBridge({.delay_partitions = 2}));
   if (cluster_->external()) GTEST_SKIP() << "outages are simulated with the mock cluster only";
   ASSERT_NO_FATAL_FAILURE(StartBridge());
   port_ = MetricsPort();

@@ -14,8 +14,8 @@
 #include <set>
 
 #include "plugin/dead_letter.h"
-#include "tests/support/test_clients.h"
 #include "tests/support/test_cluster.h"
+#include "tests/support/test_consumer.h"
 
 namespace delaybridge::plugin {
 namespace {
@@ -102,12 +102,13 @@ class DelivererTest : public ::testing::Test {
   }
 
   std::vector<TestRecord> Consume(const std::string& topic, int partitions, size_t count) {
-    auto consumer = TestConsumer::Create(cluster_->bootstrap(), {{topic, partitions}});
-    EXPECT_TRUE(consumer.ok());
-    std::vector<TestRecord> records;
-    (*consumer)->CollectUntil(
-        &records, [count](const auto& got) { return got.size() >= count; }, milliseconds(10000));
-    return records;
+    auto consumer = TestConsumer::Create(cluster_->bootstrap(), "deliverer-test-reader");
+    EXPECT_TRUE(consumer.ok()) << consumer.status().ToString();
+    if (!consumer.ok()) return {};
+    const Status assigned = (*consumer)->AssignFromBeginning({{topic, partitions}});
+    EXPECT_TRUE(assigned.ok()) << assigned.ToString();
+    return (*consumer)->ConsumeUntil([count](const auto& got) { return got.size() >= count; },
+                                     milliseconds(10000));
   }
 
   Logger logger_{LogLevel::kWarn};

@@ -16,20 +16,19 @@
 #include "core/clock.h"
 #include "tests/plugin/log_capture.h"
 #include "tests/plugin/recording_fakes.h"
+#include "tests/plugin/stored_records.h"
 #include "tests/support/small_filesystem.h"
 #include "tests/support/temp_dir.h"
 
 namespace delaybridge::plugin {
 namespace {
 
-constexpr int64_t kHourStartMs = 1'800'000'000'000;  // an exact hour boundary
-const TopicPartitionId kId{"delayed", 2};
 const std::set<std::string> kAllowedTargets;
 
 IncomingRecord Consumed(int64_t offset, std::vector<KafkaHeader> headers, std::string value = "v") {
   IncomingRecord in;
-  in.topic = kId.topic;
-  in.partition = kId.partition;
+  in.topic = kStoredPartition.topic;
+  in.partition = kStoredPartition.partition;
   in.offset = offset;
   in.timestamp_ms = kHourStartMs;
   in.key = "k" + std::to_string(offset);
@@ -43,8 +42,9 @@ IncomingRecord DueIn(int64_t offset, int64_t delay_ms, std::string value = "v") 
 }
 
 IncomingRecord CancelOf(int64_t offset, int64_t target_offset) {
-  return Consumed(offset, {{"x-delay-cancel", kId.topic + "/" + std::to_string(kId.partition) +
-                                                  "/" + std::to_string(target_offset)}});
+  return Consumed(offset, {{"x-delay-cancel", kStoredPartition.topic + "/" +
+                                                  std::to_string(kStoredPartition.partition) + "/" +
+                                                  std::to_string(target_offset)}});
 }
 
 std::vector<IncomingRecord> Batch(std::initializer_list<IncomingRecord> records) {
@@ -55,11 +55,11 @@ class IngestPipelineTest : public ::testing::Test {
  protected:
   // storage_dir: where the store lives (the test's own directory by default).
   void OpenStore(const std::string& storage_dir) {
-    auto store =
-        PartitionStore::Open(kId, storage_dir, storage::StoreOptions{}, kHourStartMs, {}, nullptr);
+    auto store = PartitionStore::Open(kStoredPartition, storage_dir, storage::StoreOptions{},
+                                      kHourStartMs, {}, nullptr);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = store->get();
-    stores_[kId] = std::move(store).value();
+    stores_[kStoredPartition] = std::move(store).value();
     ASSERT_EQ(store_->Resume(100, std::nullopt), 100);
     store_->set_preloaded_until_second(kHourStartMs / 1000 + 5);
   }
@@ -67,7 +67,7 @@ class IngestPipelineTest : public ::testing::Test {
 
   IngestPipeline MakePipeline() {
     IngestPipeline::Settings settings;
-    settings.routes[kId.topic] = "delivered";
+    settings.routes[kStoredPartition.topic] = "delivered";
     settings.policy.delay.max_delay_ms = 3'600'000;
     settings.policy.delay.allowed_targets = &kAllowedTargets;
     settings.policy.max_record_bytes = 64 * 1024;
@@ -98,7 +98,7 @@ TEST_F(IngestPipelineTest, StoresEveryRecordAndHandsOverThoseInsideThePreloadedH
   EXPECT_EQ(pipeline.counts().stored, 3u);
   EXPECT_EQ(store_->offsets().last_added(), 102);
   ASSERT_EQ(handover_.scheduled.size(), 2u);
-  EXPECT_EQ(handover_.scheduled[0].store, kId);
+  EXPECT_EQ(handover_.scheduled[0].store, kStoredPartition);
   EXPECT_EQ(handover_.scheduled[0].record.requested_deliver_at_ms, kHourStartMs + 2'000);
   EXPECT_TRUE(failed_.ok());
 }
@@ -110,7 +110,7 @@ TEST_F(IngestPipelineTest, BadInputIsDeadLetteredAndTheRecordsAroundItAreStored)
   EXPECT_EQ(calls_, CallLog({"dead letter 101", "schedule 100 102"}));
   ASSERT_EQ(handover_.produced_now.size(), 1u);
   EXPECT_EQ(handover_.produced_now[0].record.target_topic, "dead-letters");
-  EXPECT_EQ(handover_.produced_now[0].store, kId);
+  EXPECT_EQ(handover_.produced_now[0].store, kStoredPartition);
   EXPECT_EQ(pipeline.counts().dead_lettered, 1u);
   EXPECT_EQ(pipeline.counts().stored, 2u);
 }
@@ -139,7 +139,8 @@ TEST_F(IngestPipelineTest, ACancelOfARecordInItsOwnBatchHandsTheRestOverFirst) {
   pipeline.Take(Batch({DueIn(100, 2'000), DueIn(101, 2'000), CancelOf(102, 100)}));
   // 100 never reaches the delivery thread; the cancel still goes after 101, in case a copy
   // of 100 stored before a crash is loaded there.
-  EXPECT_EQ(calls_, CallLog({"schedule 101", "cancel " + kId.ToString() + "/100, counted"}));
+  EXPECT_EQ(calls_,
+            CallLog({"schedule 101", "cancel " + kStoredPartition.ToString() + "/100, counted"}));
   EXPECT_EQ(pipeline.counts().cancelled, 1u);
 }
 
@@ -154,8 +155,8 @@ TEST_F(IngestPipelineTest, ACancelNamingNoRecordIsCountedAsUnknown) {
 TEST_F(IngestPipelineTest, TheDeliveryThreadsCancelAnswersAreCounted) {
   IngestPipeline pipeline = MakePipeline();
   pipeline.Take(Batch({DueIn(100, 2'000)}));
-  AckBatch::CancelAnswer dropped{kId, 100, {handover_.scheduled[0].position}, false};
-  AckBatch::CancelAnswer too_late{kId, 101, {}, false};
+  AckBatch::CancelAnswer dropped{kStoredPartition, 100, {handover_.scheduled[0].position}, false};
+  AckBatch::CancelAnswer too_late{kStoredPartition, 101, {}, false};
   AckBatch::CancelAnswer revoked{TopicPartitionId{"delayed", 9}, 5, {}, false};
   pipeline.ApplyCancelAnswers({dropped, too_late, revoked});
   EXPECT_EQ(pipeline.counts().cancelled, 1u);
@@ -214,7 +215,7 @@ TEST_F(IngestPipelineFullDiskTest, RecordsWaitInOrderBehindTheRefusedOneAndGoInO
 TEST_F(IngestPipelineFullDiskTest, RecordsOfARevokedPartitionStopWaiting) {
   IngestPipeline pipeline = MakePipeline();
   const int64_t refused = TakeUntilRefused(pipeline);
-  pipeline.DropHeld({kId});
+  pipeline.DropHeld({kStoredPartition});
   EXPECT_EQ(pipeline.held(), 0u);
   disk_.Free();
   io_.run_for(std::chrono::milliseconds(500));

@@ -20,27 +20,21 @@
 namespace delaybridge::plugin {
 namespace {
 
-constexpr int64_t kHourStartMs = 1'800'000'000'000;  // an exact hour boundary
-const TopicPartitionId kId{"delayed", 2};
-
-DelayedRecord Record(int64_t offset, int64_t deliver_at_ms) {
-  return StoredRecordAt(kId, offset, deliver_at_ms);
-}
-
 class OffsetCommitterTest : public ::testing::Test {
  protected:
   OffsetCommitterTest() {
     storage::StoreOptions options;
-    auto store = PartitionStore::Open(kId, dir_.path(), options, kHourStartMs, {}, nullptr);
+    auto store =
+        PartitionStore::Open(kStoredPartition, dir_.path(), options, kHourStartMs, {}, nullptr);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     store_ = store->get();
-    stores_[kId] = std::move(store).value();
+    stores_[kStoredPartition] = std::move(store).value();
     EXPECT_EQ(store_->Resume(100, std::nullopt), 100);
     store_->set_preloaded_until_second(kHourStartMs / 1000 + 5);
   }
 
   void Append(int64_t offset, int64_t deliver_at_ms) {
-    const DelayedRecord r = Record(offset, deliver_at_ms);
+    const DelayedRecord r = StoredRecordAt(offset, deliver_at_ms);
     auto appended = store_->Append(r, EncodeDelayedRecord(r), clock_.now_ms());
     ASSERT_TRUE(appended.ok()) << appended.status().ToString();
   }
@@ -105,8 +99,8 @@ TEST_F(OffsetCommitterTest, ProgressIsCommittedWithoutWaitingOnlyWhenItMoved) {
   Append(100, kHourStartMs + 1000);
   committer_.CommitProgress(clock_.now_ms());
   ASSERT_EQ(group_.async_commits.size(), 1u);
-  ASSERT_EQ(group_.async_commits[0].count(kId), 1u);
-  EXPECT_EQ(group_.async_commits[0].at(kId).offset, 100);
+  ASSERT_EQ(group_.async_commits[0].count(kStoredPartition), 1u);
+  EXPECT_EQ(group_.async_commits[0].at(kStoredPartition).offset, 100);
   committer_.CommitProgress(clock_.now_ms());
   ASSERT_EQ(group_.async_commits.size(), 2u);
   EXPECT_TRUE(group_.async_commits[1].empty());  // nothing moved
@@ -120,10 +114,10 @@ TEST_F(OffsetCommitterTest, BeforeCloseTheMarkerIsWrittenThenTheProgressCommitte
     const std::optional<int64_t> marker = Marker();
     return std::string(" marker=") + (marker ? std::to_string(*marker) : std::string("none"));
   };
-  committer_.CommitBeforeClose({kId}, clock_.now_ms());
+  committer_.CommitBeforeClose({kStoredPartition}, clock_.now_ms());
   EXPECT_EQ(calls_, (CallLog{"commit sync marker=101"}));
   ASSERT_EQ(group_.sync_commits.size(), 1u);
-  EXPECT_EQ(group_.sync_commits[0].count(kId), 1u);  // forced, moved or not
+  EXPECT_EQ(group_.sync_commits[0].count(kStoredPartition), 1u);  // forced, moved or not
 }
 
 }  // namespace

@@ -13,13 +13,12 @@
 #include "core/clock.h"
 #include "tests/plugin/log_capture.h"
 #include "tests/plugin/recording_fakes.h"
+#include "tests/plugin/stored_records.h"
 #include "tests/support/temp_dir.h"
 
 namespace delaybridge::plugin {
 namespace {
 
-constexpr int64_t kHourStartMs = 1'800'000'000'000;  // an exact hour boundary
-const TopicPartitionId kId{"delayed", 2};
 const TopicPartitionId kOther{"delayed", 3};
 
 class PartitionAssignerTest : public ::testing::Test {
@@ -43,38 +42,38 @@ class PartitionAssignerTest : public ::testing::Test {
 };
 
 TEST_F(PartitionAssignerTest, ANewStoreDeliversOnceReadingReachedThePartitionsEndAtAssignment) {
-  consumer_.watermarks[kId] = {0, 50};
+  consumer_.watermarks[kStoredPartition] = {0, 50};
   PartitionAssigner assigner = MakeAssigner();
-  auto starts = assigner.Open({kId});
+  auto starts = assigner.Open({kStoredPartition});
   ASSERT_TRUE(starts.ok()) << starts.status().ToString();
-  EXPECT_EQ(Store(kId).deliveries_held_until(), 50);
-  EXPECT_FALSE(Store(kId).delivers());
+  EXPECT_EQ(Store(kStoredPartition).deliveries_held_until(), 50);
+  EXPECT_FALSE(Store(kStoredPartition).delivers());
 
-  consumer_.positions[kId] = 49;
-  assigner.ReleaseDeliveriesWhenReadToTheEnd(Store(kId), false);
-  EXPECT_FALSE(Store(kId).delivers()) << "a cancel at offset 49 is not read yet";
-  consumer_.positions[kId] = 50;
-  assigner.ReleaseDeliveriesWhenReadToTheEnd(Store(kId), false);
-  EXPECT_TRUE(Store(kId).delivers());
+  consumer_.positions[kStoredPartition] = 49;
+  assigner.ReleaseDeliveriesWhenReadToTheEnd(Store(kStoredPartition), false);
+  EXPECT_FALSE(Store(kStoredPartition).delivers()) << "a cancel at offset 49 is not read yet";
+  consumer_.positions[kStoredPartition] = 50;
+  assigner.ReleaseDeliveriesWhenReadToTheEnd(Store(kStoredPartition), false);
+  EXPECT_TRUE(Store(kStoredPartition).delivers());
   EXPECT_NE(log_.Text().find("reading reached offset 50: delivering"), std::string::npos)
       << log_.Text();
 }
 
 TEST_F(PartitionAssignerTest, WhileReadingIsPausedByAStoreThatTakesNoRecordsItDeliversAnyway) {
-  consumer_.watermarks[kId] = {0, 50};
+  consumer_.watermarks[kStoredPartition] = {0, 50};
   PartitionAssigner assigner = MakeAssigner();
-  ASSERT_TRUE(assigner.Open({kId}).ok());
-  assigner.ReleaseDeliveriesWhenReadToTheEnd(Store(kId), true);
-  EXPECT_TRUE(Store(kId).delivers());
+  ASSERT_TRUE(assigner.Open({kStoredPartition}).ok());
+  assigner.ReleaseDeliveriesWhenReadToTheEnd(Store(kStoredPartition), true);
+  EXPECT_TRUE(Store(kStoredPartition).delivers());
   EXPECT_NE(log_.Text().find("reading paused by a store that takes no records"), std::string::npos)
       << log_.Text();
 }
 
 TEST_F(PartitionAssignerTest, AnEmptyPartitionDeliversAtOnce) {
-  consumer_.watermarks[kId] = {20, 20};
+  consumer_.watermarks[kStoredPartition] = {20, 20};
   PartitionAssigner assigner = MakeAssigner();
-  ASSERT_TRUE(assigner.Open({kId}).ok());
-  EXPECT_TRUE(Store(kId).delivers());
+  ASSERT_TRUE(assigner.Open({kStoredPartition}).ok());
+  EXPECT_TRUE(Store(kStoredPartition).delivers());
 }
 
 TEST_F(PartitionAssignerTest, WithoutThePartitionsEndDeliveriesWaitForTheCommittedIngestPosition) {
@@ -83,29 +82,29 @@ TEST_F(PartitionAssignerTest, WithoutThePartitionsEndDeliveriesWaitForTheCommitt
   progress.checkpoint_ms = kHourStartMs;
   progress.late_below = 10;
   progress.ingest_position = 30;
-  consumer_.committed[kId] = CommittedOffset{10, EncodeProgressMetadata(progress)};
+  consumer_.committed[kStoredPartition] = CommittedOffset{10, EncodeProgressMetadata(progress)};
   PartitionAssigner assigner = MakeAssigner();
-  auto starts = assigner.Open({kId});
+  auto starts = assigner.Open({kStoredPartition});
   ASSERT_TRUE(starts.ok()) << starts.status().ToString();
-  EXPECT_EQ(starts->at(kId), 10);
-  EXPECT_EQ(Store(kId).deliveries_held_until(), 30);
-  EXPECT_TRUE(Store(kId).rebuilt()) << "the progress came from another store";
+  EXPECT_EQ(starts->at(kStoredPartition), 10);
+  EXPECT_EQ(Store(kStoredPartition).deliveries_held_until(), 30);
+  EXPECT_TRUE(Store(kStoredPartition).rebuilt()) << "the progress came from another store";
 }
 
 TEST_F(PartitionAssignerTest, WithoutThePartitionsEndOrProgressDeliveriesStartAtOnce) {
   PartitionAssigner assigner = MakeAssigner();
-  ASSERT_TRUE(assigner.Open({kId}).ok());
-  EXPECT_TRUE(Store(kId).delivers());
+  ASSERT_TRUE(assigner.Open({kStoredPartition}).ok());
+  EXPECT_TRUE(Store(kStoredPartition).delivers());
   EXPECT_NE(log_.Text().find("deliveries start at once"), std::string::npos) << log_.Text();
 }
 
 TEST_F(PartitionAssignerTest, MetadataThatIsNotOursIsAnOffsetWithoutProgress) {
-  consumer_.watermarks[kId] = {0, 0};
-  consumer_.committed[kId] = CommittedOffset{7, "written by another tool"};
+  consumer_.watermarks[kStoredPartition] = {0, 0};
+  consumer_.committed[kStoredPartition] = CommittedOffset{7, "written by another tool"};
   PartitionAssigner assigner = MakeAssigner();
-  auto starts = assigner.Open({kId});
+  auto starts = assigner.Open({kStoredPartition});
   ASSERT_TRUE(starts.ok()) << starts.status().ToString();
-  EXPECT_EQ(starts->at(kId), 7);
+  EXPECT_EQ(starts->at(kStoredPartition), 7);
   EXPECT_NE(log_.Text().find("treated as an offset without progress"), std::string::npos)
       << log_.Text();
 }
@@ -113,7 +112,7 @@ TEST_F(PartitionAssignerTest, MetadataThatIsNotOursIsAnOffsetWithoutProgress) {
 TEST_F(PartitionAssignerTest, ExactlyOnceNeverGuessesTheCommittedProgress) {
   consumer_.committed_status = Status::Unavailable("the coordinator did not answer");
   PartitionAssigner assigner = MakeAssigner(true);
-  auto starts = assigner.Open({kId});
+  auto starts = assigner.Open({kStoredPartition});
   ASSERT_FALSE(starts.ok());
   EXPECT_NE(starts.status().ToString().find("exactly_once needs the committed progress"),
             std::string::npos)
@@ -123,23 +122,23 @@ TEST_F(PartitionAssignerTest, ExactlyOnceNeverGuessesTheCommittedProgress) {
 
 TEST_F(PartitionAssignerTest, AtLeastOnceTrustsTheLocalStoreWhenTheCommitCannotBeRead) {
   consumer_.committed_status = Status::Unavailable("the coordinator did not answer");
-  consumer_.watermarks[kId] = {0, 0};
+  consumer_.watermarks[kStoredPartition] = {0, 0};
   PartitionAssigner assigner = MakeAssigner();
-  ASSERT_TRUE(assigner.Open({kId}).ok());
-  EXPECT_EQ(stores_.count(kId), 1u);
+  ASSERT_TRUE(assigner.Open({kStoredPartition}).ok());
+  EXPECT_EQ(stores_.count(kStoredPartition), 1u);
 }
 
 TEST_F(PartitionAssignerTest, AStoreThatCannotBeOpenedIsAnErrorAndTheOnesBeforeItStay) {
   // A file where the second store's directory would be.
   std::ofstream(dir_.File(kOther.ToString())) << "not a directory";
-  consumer_.watermarks[kId] = {0, 0};
+  consumer_.watermarks[kStoredPartition] = {0, 0};
   consumer_.watermarks[kOther] = {0, 0};
   PartitionAssigner assigner = MakeAssigner();
-  auto starts = assigner.Open({kId, kOther});
+  auto starts = assigner.Open({kStoredPartition, kOther});
   ASSERT_FALSE(starts.ok());
   EXPECT_NE(starts.status().ToString().find("assign " + kOther.ToString()), std::string::npos)
       << starts.status().ToString();
-  EXPECT_EQ(stores_.count(kId), 1u);
+  EXPECT_EQ(stores_.count(kStoredPartition), 1u);
   EXPECT_EQ(stores_.count(kOther), 0u);
 }
 

@@ -26,13 +26,7 @@
 namespace delaybridge::plugin {
 namespace {
 
-constexpr int64_t kHourStartMs = 1'800'000'000'000;  // an exact hour boundary
 constexpr int kFlushTimeoutMs = 10'000;
-const TopicPartitionId kId{"delayed", 2};
-
-DelayedRecord Record(int64_t offset, int64_t deliver_at_ms) {
-  return StoredRecordAt(kId, offset, deliver_at_ms);
-}
 
 class PartitionRevokerTest : public ::testing::Test {
  protected:
@@ -42,12 +36,12 @@ class PartitionRevokerTest : public ::testing::Test {
   // record 100.
   void OpenStoreWithWorkInFlight(bool exactly_once) {
     storage::StoreOptions options;
-    auto store =
-        PartitionStore::Open(kId, dir_.path(), options, kHourStartMs, {}, nullptr, exactly_once);
+    auto store = PartitionStore::Open(kStoredPartition, dir_.path(), options, kHourStartMs, {},
+                                      nullptr, exactly_once);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = store->get();
     dir_of_store_ = store_->dir();
-    stores_[kId] = std::move(store).value();
+    stores_[kStoredPartition] = std::move(store).value();
     ASSERT_EQ(store_->Resume(100, std::nullopt), 100);
     store_->set_preloaded_until_second(kHourStartMs / 1000 + 5);
     const std::optional<RecordPosition> due = Append(100, kHourStartMs + 1000);
@@ -57,13 +51,13 @@ class PartitionRevokerTest : public ::testing::Test {
     ASSERT_EQ(disk_.pending(), 1u);
     Append(102, kHourStartMs + 90'000);
     ASSERT_TRUE(store_->needs_sync());
-    delivery_.acks.delivered.emplace_back(kId, *due);
+    delivery_.acks.delivered.emplace_back(kStoredPartition, *due);
     delivery_.records_released = 1;
     clock_.advance_ms(2000);
   }
 
   std::optional<RecordPosition> Append(int64_t offset, int64_t deliver_at_ms) {
-    const DelayedRecord r = Record(offset, deliver_at_ms);
+    const DelayedRecord r = StoredRecordAt(offset, deliver_at_ms);
     auto appended = store_->Append(r, EncodeDelayedRecord(r), clock_.now_ms());
     EXPECT_TRUE(appended.ok()) << appended.status().ToString();
     return appended.ok() ? *appended : std::nullopt;
@@ -123,13 +117,13 @@ TEST_F(PartitionRevokerTest, AtLeastOnceSyncsReleasesAppliesAcksCommitsThenCheck
     entry += Marker();
     return entry;
   };
-  MakeRevoker(nullptr).Revoke({kId}, false);
+  MakeRevoker(nullptr).Revoke({kStoredPartition}, false);
   EXPECT_EQ(calls_, (CallLog{"disk finished", "release: stores synced", "take acks", "apply acks",
                              "commit sync marker=103"}));
   EXPECT_TRUE(failed_.ok()) << failed_.ToString();
-  EXPECT_EQ(delivery_.released, std::vector<TopicPartitionId>{kId});
+  EXPECT_EQ(delivery_.released, std::vector<TopicPartitionId>{kStoredPartition});
   ASSERT_EQ(group_.sync_commits.size(), 1u);
-  EXPECT_EQ(group_.sync_commits[0].count(kId), 1u);
+  EXPECT_EQ(group_.sync_commits[0].count(kStoredPartition), 1u);
   // The checkpoint is written after the commit: record 100 acknowledged, the clock at +2 s.
   EXPECT_EQ(Checkpoint(), std::to_string(kHourStartMs + 2000) + "/0");
   EXPECT_NE(checkpoint_at_commit, Checkpoint());
@@ -144,7 +138,7 @@ TEST_F(PartitionRevokerTest, AtLeastOnceSyncsReleasesAppliesAcksCommitsThenCheck
 TEST_F(PartitionRevokerTest, ExactlyOnceCutsATransactionBeforeTheReleaseThenResumesAndClosesClean) {
   OpenStoreWithWorkInFlight(true);
   transactions_.on_cut = [this] { return Synced(); };
-  MakeRevoker(&transactions_).Revoke({kId}, false);
+  MakeRevoker(&transactions_).Revoke({kStoredPartition}, false);
   EXPECT_EQ(calls_, (CallLog{"disk finished", "cut: stores synced", "release", "resume",
                              "take acks", "apply acks"}));
   EXPECT_TRUE(group_.sync_commits.empty());  // the transaction held the progress
@@ -157,7 +151,7 @@ TEST_F(PartitionRevokerTest, ExactlyOnceCutsATransactionBeforeTheReleaseThenResu
 TEST_F(PartitionRevokerTest, ExactlyOnceAfterAFailedCutNeitherResumesNorClosesClean) {
   OpenStoreWithWorkInFlight(true);
   transactions_.cut_commits = false;
-  MakeRevoker(&transactions_).Revoke({kId}, false);
+  MakeRevoker(&transactions_).Revoke({kStoredPartition}, false);
   EXPECT_EQ(calls_, (CallLog{"disk finished", "cut", "release", "take acks", "apply acks"}));
   EXPECT_TRUE(group_.sync_commits.empty());
   EXPECT_TRUE(stores_.empty());
@@ -167,7 +161,7 @@ TEST_F(PartitionRevokerTest, ExactlyOnceAfterAFailedCutNeitherResumesNorClosesCl
 
 TEST_F(PartitionRevokerTest, ALostPartitionUnderExactlyOnceIsRolledBackAndNothingCommits) {
   OpenStoreWithWorkInFlight(true);
-  MakeRevoker(&transactions_).Revoke({kId}, true);
+  MakeRevoker(&transactions_).Revoke({kStoredPartition}, true);
   EXPECT_EQ(calls_, (CallLog{"roll back delayed-2"}));
   EXPECT_TRUE(group_.sync_commits.empty());
   EXPECT_TRUE(group_.async_commits.empty());
@@ -178,7 +172,7 @@ TEST_F(PartitionRevokerTest, ALostPartitionUnderExactlyOnceIsRolledBackAndNothin
 TEST_F(PartitionRevokerTest, AfterAFailedTransactionARevocationCutsNothingAndClosesUnclean) {
   OpenStoreWithWorkInFlight(true);
   transactions_.failed = true;
-  MakeRevoker(&transactions_).Revoke({kId}, true);
+  MakeRevoker(&transactions_).Revoke({kStoredPartition}, true);
   EXPECT_EQ(calls_, (CallLog{"disk finished", "release", "take acks", "apply acks"}));
   EXPECT_TRUE(group_.sync_commits.empty());
   EXPECT_TRUE(stores_.empty());

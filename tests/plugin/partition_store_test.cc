@@ -30,20 +30,14 @@
 namespace delaybridge::plugin {
 namespace {
 
-constexpr int64_t kHourStartMs = 1'800'000'000'000;  // an exact hour boundary
-const TopicPartitionId kId{"delayed", 2};
-
-DelayedRecord Record(int64_t offset, int64_t deliver_at_ms) {
-  return StoredRecordAt(kId, offset, deliver_at_ms);
-}
-
 class PartitionStoreTest : public ::testing::Test {
  protected:
   std::unique_ptr<PartitionStore> Open(int64_t now_ms,
                                        const std::optional<ProgressMetadata>& kafka = {}) {
     storage::StoreOptions options;
     storage::RecoveryReport report;
-    auto store = PartitionStore::Open(kId, dir_.path(), options, now_ms, kafka, &report);
+    auto store =
+        PartitionStore::Open(kStoredPartition, dir_.path(), options, now_ms, kafka, &report);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     return store.ok() ? std::move(store).value() : nullptr;
   }
@@ -51,7 +45,7 @@ class PartitionStoreTest : public ::testing::Test {
   // The position when the record goes to the wheel at once (inside the preloaded horizon).
   std::optional<RecordPosition> Append(PartitionStore& store, int64_t offset, int64_t deliver_at_ms,
                                        int64_t now_ms) {
-    const DelayedRecord r = Record(offset, deliver_at_ms);
+    const DelayedRecord r = StoredRecordAt(offset, deliver_at_ms);
     auto appended = store.Append(r, EncodeDelayedRecord(r), now_ms);
     EXPECT_TRUE(appended.ok()) << appended.status().ToString();
     return appended.ok() ? *appended : std::nullopt;
@@ -76,8 +70,8 @@ class PartitionStoreTest : public ::testing::Test {
   // stored yet, the preloader at the horizon.
   std::unique_ptr<PartitionStore> OpenFirstStore(const testing::TempDir& dir, bool exactly_once) {
     storage::StoreOptions options;
-    auto store =
-        PartitionStore::Open(kId, dir.path(), options, kHourStartMs, {}, nullptr, exactly_once);
+    auto store = PartitionStore::Open(kStoredPartition, dir.path(), options, kHourStartMs, {},
+                                      nullptr, exactly_once);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     if (!store.ok()) return nullptr;
     EXPECT_EQ((*store)->Resume(1000, std::nullopt), 1000);
@@ -224,7 +218,8 @@ TEST_F(PartitionStoreTest, ADamagedCheckpointIsIgnoredAndNothingIsSkipped) {
     EXPECT_TRUE(store->tracker().Acknowledge({now + 1000, 0}));
     ASSERT_TRUE(store->PersistCheckpoint(now + 1500).ok());
   }
-  const std::string path = dir_.path() + "/" + kId.ToString() + "/" + storage::kCheckpointFileName;
+  const std::string path =
+      dir_.path() + "/" + kStoredPartition.ToString() + "/" + storage::kCheckpointFileName;
   std::string bytes = testing::ReadFile(path);
   ASSERT_FALSE(bytes.empty());
   bytes[bytes.size() / 2] ^= 0x5a;
@@ -252,7 +247,8 @@ TEST_F(PartitionStoreTest, StoreFilesAndDirectoryAreTheBridgesUsersOnly) {
   EXPECT_TRUE(store->tracker().Acknowledge({now + 1000, 0}));
   ASSERT_TRUE(store->PersistCheckpoint(now + 1500).ok());
   ::umask(saved_umask);
-  const std::filesystem::path dir = std::filesystem::path(dir_.path()) / kId.ToString();
+  const std::filesystem::path dir =
+      std::filesystem::path(dir_.path()) / kStoredPartition.ToString();
   EXPECT_EQ(std::filesystem::status(dir).permissions(), std::filesystem::perms::owner_all);
   size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -455,7 +451,7 @@ TEST_F(PartitionStoreTest, ARebuildFromTheCommittedProgressKeepsEveryUndelivered
       const int64_t asked = rng() % 3 == 0 ? now - static_cast<int64_t>(rng() % 60'000)
                                            : now + static_cast<int64_t>(rng() % 20'000);
       requested[offset] = asked;
-      const DelayedRecord r = Record(offset, asked);
+      const DelayedRecord r = StoredRecordAt(offset, asked);
       auto appended = a.Append(r, EncodeDelayedRecord(r), now);
       ASSERT_TRUE(appended.ok());
       if (*appended) loaded[**appended] = offset;
@@ -486,8 +482,8 @@ TEST_F(PartitionStoreTest, ARebuildFromTheCommittedProgressKeepsEveryUndelivered
     ASSERT_TRUE(metadata.ok() && metadata->has_value());
 
     testing::TempDir second_dir("rebuild_second");
-    auto second =
-        PartitionStore::Open(kId, second_dir.path(), options, now + 10, *metadata, nullptr);
+    auto second = PartitionStore::Open(kStoredPartition, second_dir.path(), options, now + 10,
+                                       *metadata, nullptr);
     ASSERT_TRUE(second.ok());
     PartitionStore& b = **second;
     EXPECT_TRUE(b.rebuilt());
@@ -569,7 +565,7 @@ TEST_F(PartitionStoreTest, ExactlyOnceCommitsDescribeExactlyWhatCommittedTransac
         a.progress().AddDeadLetter(offset);
         behind.insert(offset);
       } else {
-        const DelayedRecord r = Record(offset, asked);
+        const DelayedRecord r = StoredRecordAt(offset, asked);
         auto appended = a.Append(r, EncodeDelayedRecord(r), now);
         ASSERT_TRUE(appended.ok());
         if (*appended) loaded[**appended] = offset;
@@ -626,8 +622,8 @@ TEST_F(PartitionStoreTest, ExactlyOnceCommitsDescribeExactlyWhatCommittedTransac
     EXPECT_EQ((*metadata)->late_below, (*metadata)->ingest_position);
 
     testing::TempDir second_dir("exact_second");
-    auto second = PartitionStore::Open(kId, second_dir.path(), options, now + 10, *metadata,
-                                       nullptr, /*exactly_once=*/true);
+    auto second = PartitionStore::Open(kStoredPartition, second_dir.path(), options, now + 10,
+                                       *metadata, nullptr, /*exactly_once=*/true);
     ASSERT_TRUE(second.ok());
     PartitionStore& b = **second;
     ASSERT_EQ(b.Resume(last_commit->offset, *metadata), last_commit->offset);
@@ -650,8 +646,8 @@ TEST_F(PartitionStoreTest, ExactlyOnceCommitsDescribeExactlyWhatCommittedTransac
 TEST_F(PartitionStoreTest, ExactlyOnceReusesAStoreOnlyAfterACleanClose) {
   storage::StoreOptions options;
   const auto open = [&](const std::optional<ProgressMetadata>& kafka) {
-    auto store =
-        PartitionStore::Open(kId, dir_.path(), options, kHourStartMs, kafka, nullptr, true);
+    auto store = PartitionStore::Open(kStoredPartition, dir_.path(), options, kHourStartMs, kafka,
+                                      nullptr, true);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     return std::move(store).value();
   };
@@ -683,7 +679,8 @@ TEST_F(PartitionStoreTest, ExactlyOnceRebuildStartsAtTheCommittedCheckpoint) {
   storage::StoreOptions options;
   const int64_t now = kHourStartMs + 60'000;
   const ProgressMetadata kafka{"00000000000000aa", now - 20'000, 30, 30};
-  auto store = PartitionStore::Open(kId, dir_.path(), options, now, kafka, nullptr, true);
+  auto store =
+      PartitionStore::Open(kStoredPartition, dir_.path(), options, now, kafka, nullptr, true);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   EXPECT_EQ((*store)->start(), (RecordPosition{now - 20'000, 0}));
   EXPECT_FALSE((*store)->Behind(now - 10'000));  // stored, delivered once re-reading is done
@@ -711,7 +708,8 @@ TEST_F(PartitionStoreTest, FullyDeliveredHoursAreDeleted) {
 // ---- cancels (x-delay-cancel) ----
 
 StoredCancel CancelOf(int64_t target_offset, int64_t cancel_offset) {
-  return StoredCancel{kId.topic, kId.partition, cancel_offset, target_offset, kHourStartMs};
+  return StoredCancel{kStoredPartition.topic, kStoredPartition.partition, cancel_offset,
+                      target_offset, kHourStartMs};
 }
 
 PartitionStore::CancelVerdict ApplyCancel(PartitionStore& store, int64_t target_offset,

@@ -1,5 +1,8 @@
-// What the plugin unit tests store: a DelayedRecord read from partition `id` at `offset`, due at
-// deliver_at_ms, with a key and value naming its offset.
+// What the plugin unit tests store: the delay-topic partition their stores hold, the hour they
+// start at, and a DelayedRecord read from that partition at `offset`, due at deliver_at_ms, with
+// a key and value naming its offset.
+//
+// Thread-safety: constants and a pure function.
 #pragma once
 
 #include <cstdint>
@@ -10,14 +13,17 @@
 
 namespace delaybridge::plugin {
 
-inline DelayedRecord StoredRecordAt(const TopicPartitionId& id, int64_t offset,
-                                    int64_t deliver_at_ms) {
+// An exact hour boundary, so a test's seconds fall in one DelayLog hour file.
+inline constexpr int64_t kHourStartMs = 1'800'000'000'000;
+inline const TopicPartitionId kStoredPartition{"delayed", 2};
+
+inline DelayedRecord StoredRecordAt(int64_t offset, int64_t deliver_at_ms) {
   DelayedRecord r;
   r.target_topic = "delivered";
   r.key = "k" + std::to_string(offset);
   r.value = "v" + std::to_string(offset);
-  r.source_topic = id.topic;
-  r.source_partition = id.partition;
+  r.source_topic = kStoredPartition.topic;
+  r.source_partition = kStoredPartition.partition;
   r.source_offset = offset;
   r.requested_deliver_at_ms = deliver_at_ms;
   return r;

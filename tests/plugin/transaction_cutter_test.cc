@@ -26,16 +26,10 @@
 namespace delaybridge::plugin {
 namespace {
 
-constexpr int64_t kHourStartMs = 1'800'000'000'000;  // an exact hour boundary
 constexpr int kFlushTimeoutMs = 10'000;
 constexpr int kTransactionTimeoutMs = 60'000;
-const TopicPartitionId kId{"delayed", 2};
 
 using CutResult = TransactionCutter::CutResult;
-
-DelayedRecord Record(int64_t offset, int64_t deliver_at_ms) {
-  return StoredRecordAt(kId, offset, deliver_at_ms);
-}
 
 std::string Names(const std::vector<TopicPartitionId>& ids) {
   std::string names;
@@ -51,7 +45,7 @@ class TransactionCutterTest : public ::testing::Test {
   TransactionCutterTest() {
     OpenStore();
     // Record 100 is due in a second: loaded at once, produced later.
-    const DelayedRecord r = Record(100, kHourStartMs + 1000);
+    const DelayedRecord r = StoredRecordAt(100, kHourStartMs + 1000);
     auto appended = store_->Append(r, EncodeDelayedRecord(r), clock_.now_ms());
     EXPECT_TRUE(appended.ok()) << appended.status().ToString();
     clock_.advance_ms(500);
@@ -60,11 +54,12 @@ class TransactionCutterTest : public ::testing::Test {
 
   void OpenStore() {
     storage::StoreOptions options;
-    auto store = PartitionStore::Open(kId, dir_.path(), options, clock_.now_ms(), {}, nullptr,
-                                      /*exactly_once=*/true);
+    auto store =
+        PartitionStore::Open(kStoredPartition, dir_.path(), options, clock_.now_ms(), {}, nullptr,
+                             /*exactly_once=*/true);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = store->get();
-    stores_[kId] = std::move(store).value();
+    stores_[kStoredPartition] = std::move(store).value();
     ASSERT_EQ(store_->Resume(100, std::nullopt), 100);
     store_->set_preloaded_until_second(clock_.now_ms() / 1000 + 5);
   }
@@ -124,8 +119,9 @@ TEST_F(TransactionCutterTest, ACutCommitsEachPartitionsProgressThenMovesItsCheck
                              "commit transaction delayed-2, resume (checkpoint at 0)",
                              "brokers answered"}));
   ASSERT_EQ(delivery_.committed_offsets.size(), 1u);
-  EXPECT_EQ(delivery_.committed_offsets[0].at(kId).offset, 100);  // record 100 is not delivered
-  EXPECT_EQ(store_->tracker().floor_ms(), kHourStartMs + 500);    // the committed checkpoint
+  EXPECT_EQ(delivery_.committed_offsets[0].at(kStoredPartition).offset,
+            100);                                               // record 100 is not delivered
+  EXPECT_EQ(store_->tracker().floor_ms(), kHourStartMs + 500);  // the committed checkpoint
   EXPECT_EQ(cutter_.transactions(), 1u);
   EXPECT_FALSE(cutter_.transaction_failed());
 }
@@ -143,9 +139,9 @@ TEST_F(TransactionCutterTest, AFailedCommitAbortsAndReloadsFromTheLastCommittedT
   EXPECT_EQ(calls_, (CallLog{"prepare commit", "apply acks", "commit transaction delayed-2, resume",
                              "abort transaction", "disk finished", "release",
                              "reopen delayed-2 (dropped delayed-2)", "seek delayed-2", "resume"}));
-  EXPECT_EQ(delivery_.released, std::vector<TopicPartitionId>{kId});
+  EXPECT_EQ(delivery_.released, std::vector<TopicPartitionId>{kStoredPartition});
   // Reopened: nothing the aborted transaction acknowledged or loaded is kept.
-  EXPECT_EQ(stores_.at(kId)->tracker().outstanding(), 0u);
+  EXPECT_EQ(stores_.at(kStoredPartition)->tracker().outstanding(), 0u);
   EXPECT_EQ(cutter_.rollbacks(), 1u);
   EXPECT_EQ(cutter_.transactions(), 0u);
   EXPECT_TRUE(failed_.ok()) << failed_.ToString();
@@ -163,7 +159,7 @@ TEST_F(TransactionCutterTest, AFailedPrepareAbortsWithoutCommittingAnything) {
 }
 
 TEST_F(TransactionCutterTest, ALostPartitionIsRolledBackNeverCommittedAndNotReopened) {
-  cutter_.RollBackLost({kId});
+  cutter_.RollBackLost({kStoredPartition});
   EXPECT_EQ(calls_, (CallLog{"abort transaction", "disk finished", "release",
                              "reopen (dropped delayed-2)", "seek", "resume"}));
   EXPECT_TRUE(delivery_.committed_offsets.empty());

@@ -1,6 +1,7 @@
 #include "tests/support/cancel_plan.h"
 
 #include <algorithm>
+#include <sstream>
 
 namespace delaybridge::testing {
 

@@ -5,6 +5,7 @@
 // Thread-safety: a CancelPlan has one owner thread; the functions are pure.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -14,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/test_clients.h"
+#include "tests/support/test_record.h"
 
 namespace delaybridge::testing {
 

@@ -31,7 +31,7 @@ TempDir::TempDir(const std::string& prefix, Place place) {
 }
 
 TempDir::~TempDir() {
-  if (std::getenv("DELAYBRIDGE_KEEP_TEST_DIRS")) {
+  if (keep_ || std::getenv("DELAYBRIDGE_KEEP_TEST_DIRS")) {
     std::fprintf(stderr, "kept test directory %s\n", path_.c_str());
     return;
   }

@@ -1,6 +1,6 @@
 // TempDir: a fresh directory under $TMPDIR (or /tmp, or /dev/shm: Place) for one test, removed
-// with its contents when the object goes away, unless DELAYBRIDGE_KEEP_TEST_DIRS is set (then
-// its path is printed so a failure can be inspected).
+// with its contents when the object goes away, unless DELAYBRIDGE_KEEP_TEST_DIRS is set or Keep()
+// was called (then its path is printed so a failure can be inspected).
 //
 // Thread-safety: one owner.
 #pragma once
@@ -23,9 +23,12 @@ class TempDir {
   const std::string& path() const { return path_; }
   // path() + "/" + name
   std::string File(const std::string& name) const { return path_ + "/" + name; }
+  // Leaves the directory in place, e.g. for a test that failed.
+  void Keep() { keep_ = true; }
 
  private:
   std::string path_;
+  bool keep_ = false;
 };
 
 }  // namespace delaybridge::testing

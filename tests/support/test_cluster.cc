@@ -4,23 +4,35 @@
 
 namespace delaybridge::testing {
 
-Result<std::unique_ptr<TestCluster>> TestCluster::Create() {
+Result<std::string> RealBrokerBootstrap() {
+  const char* value = std::getenv(kBootstrapEnv);
+  if (value == nullptr || *value == '\0') {
+    std::string message = kBootstrapEnv;
+    message += " is not set: run these tests through ctest (the kafka fixture starts a broker) ";
+    message += "or start one with scripts/kafka.sh up and export ";
+    message += kBootstrapEnv;
+    message += "=127.0.0.1:39092";
+    return Status::FailedPrecondition(message);
+  }
+  return std::string(value);
+}
+
+Result<std::unique_ptr<TestCluster>> TestCluster::Create(ClusterKind kind) {
   std::unique_ptr<TestCluster> c(new TestCluster());
-  const char* external = std::getenv("DELAYBRIDGE_TEST_BOOTSTRAP");
+  Result<std::string> real = RealBrokerBootstrap();
+  if (real.ok()) {
+    c->bootstrap_ = *real;
+    return c;
+  }
+  if (kind == ClusterKind::kRealBroker) return real.status();
   char errstr[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  if (external && *external) {
-    c->bootstrap_ = external;
-    rd_kafka_conf_set(conf, "bootstrap.servers", external, errstr, sizeof(errstr));
-  } else {
-    rd_kafka_conf_set(conf, "log_level", "0", errstr, sizeof(errstr));
-  }
+  rd_kafka_conf_set(conf, "log_level", "0", errstr, sizeof(errstr));
   c->client_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
   if (!c->client_) {
     rd_kafka_conf_destroy(conf);
-    return Status::Unavailable(std::string("test cluster client: ") + errstr);
+    return Status::Unavailable(std::string("mock cluster host: ") + errstr);
   }
-  if (!c->bootstrap_.empty()) return c;
   c->mock_ = rd_kafka_mock_cluster_new(c->client_, 1);
   if (!c->mock_) return Status::Unavailable("rd_kafka_mock_cluster_new failed");
   c->bootstrap_ = rd_kafka_mock_cluster_bootstraps(c->mock_);
@@ -32,23 +44,52 @@ TestCluster::~TestCluster() {
   if (client_) rd_kafka_destroy(client_);
 }
 
-Status TestCluster::CreateTopic(const std::string& name, int partitions) {
-  if (!mock_) return CreateExternalTopic(name, partitions);
-  const rd_kafka_resp_err_t err = rd_kafka_mock_topic_create(mock_, name.c_str(), partitions, 1);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable("mock create topic " + name + ": " + rd_kafka_err2str(err));
+Status TestCluster::CreateTopics(const std::vector<TopicSpec>& topics) {
+  if (!mock_) return testing::CreateTopics(bootstrap_, topics);
+  for (const TopicSpec& topic : topics) {
+    if (!topic.configs.empty()) {
+      return Status::FailedPrecondition("topic " + topic.name +
+                                        ": the mock cluster takes no topic configs");
+    }
+    const rd_kafka_resp_err_t err =
+        rd_kafka_mock_topic_create(mock_, topic.name.c_str(), topic.partitions, 1);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return Status::Unavailable("mock create topic " + topic.name + ": " + rd_kafka_err2str(err));
+    }
   }
   return Status::Ok();
 }
 
 Status TestCluster::SetBrokerDown(bool down) {
-  if (!mock_) return Status::FailedPrecondition("broker outages need the mock cluster");
+  Status changed = mock_ ? SetMockBrokerDown(down) : RunKafkaScript(down ? "stop" : "start");
+  if (changed.ok()) broker_down_ = down;
+  return changed;
+}
+
+Status TestCluster::SetMockBrokerDown(bool down) {
   // The mock cluster numbers its brokers from 1.
   const rd_kafka_resp_err_t err =
       down ? rd_kafka_mock_broker_set_down(mock_, 1) : rd_kafka_mock_broker_set_up(mock_, 1);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Status::Unavailable(std::string("mock broker set ") + (down ? "down" : "up") + ": " +
                                rd_kafka_err2str(err));
+  }
+  return Status::Ok();
+}
+
+Status TestCluster::RunKafkaScript(const std::string& command) {
+  const char* script = std::getenv("DELAYBRIDGE_KAFKA_SCRIPT");
+  if (script == nullptr) {
+    return Status::FailedPrecondition("DELAYBRIDGE_KAFKA_SCRIPT is not set (run through ctest)");
+  }
+  // kafka.sh reads KAFKA_PORT and KAFKA_STATE_DIR from the environment CTest set.
+  std::string line = "bash '";
+  line += script;
+  line += "' ";
+  line += command;
+  const int status = std::system(line.c_str());
+  if (status != 0) {
+    return Status::Unavailable(line + ": wait status " + std::to_string(status));
   }
   return Status::Ok();
 }
@@ -61,37 +102,6 @@ Status TestCluster::SetPartitionLed(const std::string& topic, int partition, boo
     return Status::Unavailable("mock partition set leader: " + std::string(rd_kafka_err2str(err)));
   }
   return Status::Ok();
-}
-
-Status TestCluster::CreateExternalTopic(const std::string& name, int partitions) {
-  char errstr[512];
-  rd_kafka_NewTopic_t* topic =
-      rd_kafka_NewTopic_new(name.c_str(), partitions, 1, errstr, sizeof(errstr));
-  if (!topic) return Status::InvalidArgument("new topic " + name + ": " + errstr);
-  rd_kafka_queue_t* queue = rd_kafka_queue_new(client_);
-  rd_kafka_CreateTopics(client_, &topic, 1, nullptr, queue);
-  rd_kafka_NewTopic_destroy(topic);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
-  Status status = Status::Ok();
-  if (!event) {
-    status = Status::Unavailable("create topic " + name + ": no answer within 30 s");
-  } else if (rd_kafka_event_error(event)) {
-    status =
-        Status::Unavailable("create topic " + name + ": " + rd_kafka_event_error_string(event));
-  } else {
-    size_t count = 0;
-    const rd_kafka_topic_result_t** results =
-        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &count);
-    for (size_t i = 0; i < count; ++i) {
-      const rd_kafka_resp_err_t err = rd_kafka_topic_result_error(results[i]);
-      if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
-        status = Status::Unavailable("create topic " + name + ": " + rd_kafka_err2str(err));
-      }
-    }
-  }
-  if (event) rd_kafka_event_destroy(event);
-  rd_kafka_queue_destroy(queue);
-  return status;
 }
 
 }  // namespace delaybridge::testing

@@ -1,9 +1,10 @@
-// TestCluster: the Kafka a test talks to. By default an in-process librdkafka mock cluster
-// (fast, no JVM); when DELAYBRIDGE_TEST_BOOTSTRAP is set, the external broker at that address
-// (the real-broker tests set it). Either way the test gets a bootstrap address and can create
-// topics; child processes (the bridge) reach the mock cluster over 127.0.0.1 too.
+// TestCluster: the Kafka a test talks to, chosen by ClusterKind: an in-process librdkafka mock
+// cluster (fast, no JVM), or the real broker at DELAYBRIDGE_TEST_BOOTSTRAP (CTest's kafka
+// fixture starts it for the real-broker tests). Either way the test gets a bootstrap address,
+// creates topics and can take the broker away; child processes (the bridge) reach the mock
+// cluster over 127.0.0.1 too.
 //
-// Thread-safety: create topics from one thread; the mock cluster runs on its own threads.
+// Thread-safety: one test thread; the mock cluster runs on its own threads.
 #pragma once
 
 #include <librdkafka/rdkafka.h>
@@ -11,14 +12,28 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
+#include "tests/support/topic_admin.h"
 
 namespace delaybridge::testing {
 
+// The environment variable CTest sets (from the kafka fixture) to the real broker's host:port.
+inline constexpr const char* kBootstrapEnv = "DELAYBRIDGE_TEST_BOOTSTRAP";
+
+enum class ClusterKind {
+  kMockUnlessEnvironment,  // the mock cluster, or the real broker when kBootstrapEnv is set
+  kRealBroker,             // the real broker; an error when kBootstrapEnv is not set
+};
+
+// The real broker's address from kBootstrapEnv, or an error saying how to get one.
+Result<std::string> RealBrokerBootstrap();
+
 class TestCluster {
  public:
-  static Result<std::unique_ptr<TestCluster>> Create();
+  static Result<std::unique_ptr<TestCluster>> Create(
+      ClusterKind kind = ClusterKind::kMockUnlessEnvironment);
   ~TestCluster();
   TestCluster(const TestCluster&) = delete;
   TestCluster& operator=(const TestCluster&) = delete;
@@ -26,24 +41,31 @@ class TestCluster {
   const std::string& bootstrap() const { return bootstrap_; }
   bool external() const { return mock_ == nullptr; }
 
-  // Creates a topic (replication factor 1). On an external broker this goes through the admin
-  // API and waits for the result.
-  Status CreateTopic(const std::string& name, int partitions);
+  // Creates topics (replication factor 1). On the real broker through the admin API, waiting
+  // until every partition is led; the mock cluster takes no topic configs.
+  Status CreateTopics(const std::vector<TopicSpec>& topics);
+  Status CreateTopic(const std::string& name, int partitions) {
+    return CreateTopics({{name, partitions}});
+  }
 
-  // Mock cluster only: disconnects the broker and refuses connections (down = true), or lets
-  // clients back in. FailedPrecondition on an external broker.
+  // Takes the broker away (down = true) or brings it back. The mock cluster disconnects its
+  // broker and refuses connections; the real broker is stopped and started on the same data
+  // dir and port by scripts/kafka.sh (at DELAYBRIDGE_KAFKA_SCRIPT, CTest sets it).
   Status SetBrokerDown(bool down);
+  bool broker_down() const { return broker_down_; }
   // Mock cluster only: takes the partition's leader away (leader = false), so records for it
   // wait in the producer, or gives it back.
   Status SetPartitionLed(const std::string& topic, int partition, bool leader);
 
  private:
   TestCluster() = default;
-  Status CreateExternalTopic(const std::string& name, int partitions);
+  Status SetMockBrokerDown(bool down);
+  static Status RunKafkaScript(const std::string& command);
 
-  rd_kafka_t* client_ = nullptr;  // hosts the mock cluster, or issues admin requests
+  rd_kafka_t* client_ = nullptr;  // hosts the mock cluster
   rd_kafka_mock_cluster_t* mock_ = nullptr;
   std::string bootstrap_;
+  bool broker_down_ = false;
 };
 
 }  // namespace delaybridge::testing

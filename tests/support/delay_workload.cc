@@ -1,16 +1,21 @@
-#include "tests/e2e/delay_workload.h"
+#include "tests/support/delay_workload.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <sstream>
 
 #include "tests/support/cancel_plan.h"
 #include "tests/support/murmur2.h"
+#include "tests/support/now_ms.h"
 
-namespace delaybridge::e2e {
+namespace delaybridge::testing {
 namespace {
 
 constexpr size_t kMaxListed = 10;
+constexpr char kIdHeader[] = "workload-id";
+constexpr char kSourceHeader[] = "x-delay-source";
+constexpr char kProbePrefix[] = "probe=";
 
 // Header styles, drawn with the weights in kStyleWeights.
 enum Style : int {
@@ -24,7 +29,9 @@ constexpr int kStyleWeights[] = {40, 40, 10, 5, 5};
 // With a minimum delay: no deliver-now styles.
 constexpr int kDelayedStyleWeights[] = {40, 40, 10, 0, 0};
 
-bool IsSourceHeader(const std::string& name) { return name == "x-delay-source"; }
+bool IsControlHeader(const std::string& name) {
+  return name == "x-delay" || name == "x-deliver-at" || name == "x-target-topic";
+}
 
 void Note(DeliveryReport& report, const std::string& problem) {
   if (report.problems.size() < kMaxListed) report.problems.push_back(problem);
@@ -38,6 +45,22 @@ bool WellFormedSource(const std::string& value, const std::string& delay_topic) 
   if (slash == std::string::npos || slash == 0 || slash + 1 == rest.size()) return false;
   return std::all_of(rest.begin(), rest.end(), [](char c) { return c == '/' || isdigit(c); }) &&
          std::count(rest.begin(), rest.end(), '/') == 1;
+}
+
+// Key, start of the value and headers, for a problem's description.
+std::string Describe(const TestRecord& record) {
+  std::string text = "key=";
+  text += record.key.value_or("<null>");
+  text += " value=";
+  text += record.value ? record.value->substr(0, 40) : std::string("<null>");
+  text += " headers:";
+  for (const TestHeader& header : record.headers) {
+    text += " ";
+    text += header.name;
+    text += "=";
+    text += header.value.value_or("<null>");
+  }
+  return text;
 }
 
 }  // namespace
@@ -103,8 +126,7 @@ int64_t DelayWorkload::CreatedMs(int64_t id) const {
 
 void DelayWorkload::SetSource(int64_t id, int32_t partition, int64_t offset) {
   std::lock_guard<std::mutex> lock(mu_);
-  ledger_.at(static_cast<size_t>(id)).source =
-      testing::RecordId(spec_.delay_topic, partition, offset);
+  ledger_.at(static_cast<size_t>(id)).source = RecordId(spec_.delay_topic, partition, offset);
 }
 
 void DelayWorkload::Cancel(int64_t id, bool certain) {
@@ -113,7 +135,7 @@ void DelayWorkload::Cancel(int64_t id, bool certain) {
       certain ? ExpectedRecord::Cancel::kCancelled : ExpectedRecord::Cancel::kMaybe;
 }
 
-OutgoingRecord DelayWorkload::Next() {
+TestRecord DelayWorkload::Next() {
   std::lock_guard<std::mutex> lock(mu_);
   const int* weights = spec_.min_delay_ms > 0 ? kDelayedStyleWeights : kStyleWeights;
   std::discrete_distribution<int> style(weights, weights + std::size(kStyleWeights));
@@ -123,50 +145,59 @@ OutgoingRecord DelayWorkload::Next() {
   return Build(static_cast<int64_t>(ledger_.size()), delay(rng_), s, alt);
 }
 
-OutgoingRecord DelayWorkload::NextWithDelay(int64_t delay_ms, bool deliver_at_style) {
+TestRecord DelayWorkload::NextWithDelay(int64_t delay_ms, bool deliver_at_style) {
   std::lock_guard<std::mutex> lock(mu_);
   return Build(static_cast<int64_t>(ledger_.size()), delay_ms,
                deliver_at_style ? kDeliverAtOnly : kDelayOnly, false);
 }
 
-OutgoingRecord DelayWorkload::Build(int64_t id, int64_t delay_ms, int style, bool alt_target) {
+TestRecord DelayWorkload::Build(int64_t id, int64_t delay_ms, int style, bool alt_target) {
   const int64_t now_ms = NowMs();
-  OutgoingRecord out;
+  TestRecord out;
   out.topic = spec_.delay_topic;
   ExpectedRecord expected;
   expected.created_ms = now_ms;
   expected.topic = alt_target ? spec_.alt_target : spec_.default_target;
 
   if (rng_() % 20 != 0) out.key = "key-" + std::to_string(rng_() % spec_.key_space);
-  std::string payload(16 + rng_() % 240, 'x');
-  for (char& c : payload) c = static_cast<char>('a' + rng_() % 26);
-  out.value = "id=" + std::to_string(id) + "|" + payload;
+  // A tombstone and an empty value pass through as they are.
+  switch (rng_() % 40) {
+    case 0:
+      break;
+    case 1:
+      out.value = "";
+      break;
+    default:
+      out.value = std::string(16 + rng_() % 240, 'x');
+      for (char& c : *out.value) c = static_cast<char>('a' + rng_() % 26);
+  }
 
-  Headers user = {{"trace-id", "t" + std::to_string(id)}};
-  if (rng_() % 3 == 0) user.emplace_back("empty", std::nullopt);
+  std::vector<TestHeader> user = {{kIdHeader, std::to_string(id)},
+                                  {"trace-id", "t" + std::to_string(id)}};
+  if (rng_() % 3 == 0) user.push_back({"empty", std::nullopt});
   if (rng_() % 5 == 0) {
-    user.emplace_back("dup", "first");
-    user.emplace_back("dup", "second");
+    user.push_back({"dup", "first"});
+    user.push_back({"dup", "second"});
   }
 
   switch (style) {
     case kDelayOnly:
       out.timestamp_ms = now_ms;
-      out.headers.emplace_back("x-delay", std::to_string(delay_ms));
+      out.headers.push_back({"x-delay", std::to_string(delay_ms)});
       expected.deliver_at_ms = now_ms + delay_ms;
       break;
     case kDeliverAtOnly:
-      out.headers.emplace_back("x-deliver-at", std::to_string(now_ms + delay_ms));
+      out.headers.push_back({"x-deliver-at", std::to_string(now_ms + delay_ms)});
       expected.deliver_at_ms = now_ms + delay_ms;
       break;
     case kBoth:
       out.timestamp_ms = now_ms;
-      out.headers.emplace_back("x-delay", std::to_string(delay_ms / 2));
-      out.headers.emplace_back("x-deliver-at", std::to_string(now_ms + delay_ms));
+      out.headers.push_back({"x-delay", std::to_string(delay_ms / 2)});
+      out.headers.push_back({"x-deliver-at", std::to_string(now_ms + delay_ms)});
       expected.deliver_at_ms = now_ms + delay_ms;
       break;
     case kZeroDelay:
-      out.headers.emplace_back("x-delay", "0");
+      out.headers.push_back({"x-delay", "0"});
       expected.deliver_at_ms = now_ms;
       break;
     default:
@@ -174,16 +205,13 @@ OutgoingRecord DelayWorkload::Build(int64_t id, int64_t delay_ms, int style, boo
       break;
   }
   // Control headers go anywhere among the user's; the bridge must strip them wherever they are.
-  if (alt_target) out.headers.emplace_back("x-target-topic", spec_.alt_target);
-  for (auto& header : user) {
+  if (alt_target) out.headers.push_back({"x-target-topic", spec_.alt_target});
+  for (TestHeader& header : user) {
     out.headers.insert(out.headers.begin() + static_cast<long>(rng_() % (out.headers.size() + 1)),
-                       header);
+                       std::move(header));
   }
-  for (const auto& header : out.headers) {
-    if (header.first != "x-delay" && header.first != "x-deliver-at" &&
-        header.first != "x-target-topic") {
-      expected.headers.push_back(header);
-    }
+  for (const TestHeader& header : out.headers) {
+    if (!IsControlHeader(header.name)) expected.headers.push_back(header);
   }
   expected.key = out.key;
   expected.value = out.value;
@@ -192,21 +220,22 @@ OutgoingRecord DelayWorkload::Build(int64_t id, int64_t delay_ms, int style, boo
 }
 
 DeliveryReport DelayWorkload::CheckDeliveries(
-    const std::vector<ConsumedRecord>& received,
+    const std::vector<TestRecord>& received,
     const std::map<std::string, int32_t>& partitions) const {
   std::lock_guard<std::mutex> lock(mu_);
   DeliveryReport report;
   report.expected = ledger_.size();
-  std::vector<std::vector<const ConsumedRecord*>> copies(ledger_.size());
+  std::vector<std::vector<const TestRecord*>> copies(ledger_.size());
+  std::map<std::string, int64_t> id_by_source;  // each x-delay-source names one record
   std::vector<int64_t> produce_lateness;
   std::vector<int64_t> receive_lateness;
 
-  for (const ConsumedRecord& record : received) {
-    if (record.value.rfind("probe=", 0) == 0) continue;
-    const std::optional<int64_t> id = WorkloadId(record.value);
+  for (const TestRecord& record : received) {
+    if (record.value && record.value->starts_with(kProbePrefix)) continue;
+    const std::optional<int64_t> id = WorkloadId(record);
     if (!id || *id < 0 || static_cast<size_t>(*id) >= ledger_.size()) {
       ++report.unknown;
-      Note(report, "unknown record on " + record.topic + ": " + record.value.substr(0, 40));
+      Note(report, "unknown record on " + record.topic + ": " + Describe(record));
       continue;
     }
     copies[*id].push_back(&record);
@@ -235,7 +264,7 @@ DeliveryReport DelayWorkload::CheckDeliveries(
     } else if (want.key) {
       const auto it = partitions.find(record.topic);
       const int32_t expected_partition =
-          it == partitions.end() ? -1 : testing::JavaPartitionForKey(*want.key, it->second);
+          it == partitions.end() ? -1 : JavaPartitionForKey(*want.key, it->second);
       if (record.partition != expected_partition) {
         ++report.wrong_partition;
         Note(report, where + " key " + *want.key + " belongs in partition " +
@@ -243,27 +272,22 @@ DeliveryReport DelayWorkload::CheckDeliveries(
       }
     }
 
-    Headers user_headers;
-    int sources = 0;
-    bool source_ok = true;
-    for (const auto& header : record.headers) {
-      if (IsSourceHeader(header.first)) {
-        ++sources;
-        source_ok = source_ok && header.second &&
-                    WellFormedSource(*header.second, spec_.delay_topic) &&
-                    (want.source.empty() || *header.second == want.source);
-      } else {
-        user_headers.push_back(header);
-      }
+    // The bridge appends x-delay-source after the record's own headers.
+    std::vector<TestHeader> user_headers = record.headers;
+    bool source_ok = false;
+    if (!user_headers.empty() && user_headers.back().name == kSourceHeader &&
+        user_headers.back().value) {
+      const std::string& source = *user_headers.back().value;
+      const int64_t named = id_by_source.emplace(source, *id).first->second;
+      source_ok = WellFormedSource(source, spec_.delay_topic) && named == *id &&
+                  (want.source.empty() || source == want.source);
+      user_headers.pop_back();
     }
     if (record.key != want.key || record.value != want.value || user_headers != want.headers ||
-        sources != 1 || !source_ok) {
+        !source_ok) {
       ++report.wrong_content;
-      std::string got;
-      for (const auto& [name, value] : record.headers) {
-        got += " " + name + "=" + (value ? *value : "<null>");
-      }
-      Note(report, where + " content differs (key/value/headers/x-delay-source); headers:" + got);
+      Note(report, where + " content differs (key/value/headers/x-delay-source" +
+                       (want.source.empty() ? "" : " " + want.source) + "): " + Describe(record));
     }
   }
 
@@ -284,7 +308,7 @@ DeliveryReport DelayWorkload::CheckDeliveries(
     if (copies[id].size() > 1) {
       report.duplicates += copies[id].size() - 1;
       auto& all = report.duplicated[static_cast<int64_t>(id)];
-      for (const ConsumedRecord* copy : copies[id]) all.push_back(*copy);
+      for (const TestRecord* copy : copies[id]) all.push_back(*copy);
     }
   }
   report.expected -= report.cancelled;
@@ -293,22 +317,21 @@ DeliveryReport DelayWorkload::CheckDeliveries(
   return report;
 }
 
-OutgoingRecord ProbeRecord(const std::string& delay_topic, const std::string& tag) {
-  OutgoingRecord probe;
+TestRecord ProbeRecord(const std::string& delay_topic, const std::string& tag) {
+  TestRecord probe;
   probe.topic = delay_topic;
   probe.key = "probe";
-  probe.value = "probe=" + tag;
+  probe.value = std::string(kProbePrefix) + tag;
   return probe;
 }
 
-std::optional<int64_t> WorkloadId(const std::string& value) {
-  if (value.rfind("id=", 0) != 0) return std::nullopt;
-  const size_t bar = value.find('|');
-  if (bar == std::string::npos) return std::nullopt;
+std::optional<int64_t> WorkloadId(const TestRecord& record) {
+  const std::optional<std::string> text = record.Header(kIdHeader);
+  if (!text) return std::nullopt;
   int64_t id = 0;
-  const auto [end, ec] = std::from_chars(value.data() + 3, value.data() + bar, id);
-  if (ec != std::errc() || end != value.data() + bar) return std::nullopt;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), id);
+  if (ec != std::errc() || end != text->data() + text->size()) return std::nullopt;
   return id;
 }
 
-}  // namespace delaybridge::e2e
+}  // namespace delaybridge::testing

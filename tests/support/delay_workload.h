@@ -1,16 +1,23 @@
-// DelayWorkload: generates delay-tagged records for the bridge's delay topic (a seeded mix of
-// both header styles, optional x-target-topic, keyed and unkeyed, extra headers) and remembers
-// what each must become on the way out. CheckDeliveries() then compares what came out of the
-// target topics with that ledger: exactly-once, never early, right topic, Java partition for the
-// key, key/value/headers intact, x-delay-source present (and naming the record, once the test
-// told where it landed). Records the test cancelled must not come out at all; those whose
-// cancel may have come too late may, once.
+// DelayWorkload: generates delay-tagged records for the bridge's delay topic and remembers what
+// each must become on the way out; CheckDeliveries() compares what came out of the target
+// topics with that ledger. The one workload of the mock-cluster and the real-broker tests.
 //
-// Every record's value starts with "id=<n>|"; probe records (ProbeRecord) have values starting
-// with "probe=" and are ignored by the check.
+// The records: a seeded mix of header styles (x-delay, x-deliver-at, both at once where
+// x-deliver-at must win, x-delay: 0, none), some redirected with x-target-topic, keyed and
+// unkeyed, null (tombstone), empty and random values, user headers (a null one, a repeated
+// name) with the control headers placed anywhere among them. Each carries its id in a
+// "workload-id" header.
 //
-// Thread-safety: Next() and CheckDeliveries() may be called from different threads (a mutex
-// guards the ledger).
+// The check: each record exactly once (duplicates are reported for the caller to judge), never
+// early (by the target record's timestamp or by when the test received it), on the right topic,
+// in the partition a Java producer picks for its key, key/value/headers intact, and
+// x-delay-source the last header, once, naming a delay-topic record no other delivery names
+// (the very one, once the test told where it landed). Records the test cancelled must not come
+// out at all; those whose cancel may have come too late may, once. Probe records (ProbeRecord)
+// are ignored.
+//
+// Thread-safety: every method may be called from any thread (a mutex guards the ledger), so a
+// feeder thread can call Next() while the test thread checks.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +28,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/e2e/kafka_client.h"
+#include "tests/support/test_record.h"
 
-namespace delaybridge::e2e {
+namespace delaybridge::testing {
 
 struct WorkloadSpec {
   std::string delay_topic;
@@ -39,8 +46,8 @@ struct WorkloadSpec {
 struct ExpectedRecord {
   std::string topic;
   std::optional<std::string> key;
-  std::string value;
-  Headers headers;  // as delivered, without x-delay-source
+  std::optional<std::string> value;
+  std::vector<TestHeader> headers;  // as delivered, without x-delay-source
   int64_t deliver_at_ms = 0;
   int64_t created_ms = 0;  // when the test produced it to the delay topic
   std::string source;      // the expected x-delay-source; empty: only its form is checked
@@ -65,16 +72,18 @@ struct DeliveryReport {
   size_t early = 0;       // produced or received before deliver_at
   size_t wrong_topic = 0;
   size_t wrong_partition = 0;
-  size_t wrong_content = 0;  // key, value or headers differ, or x-delay-source missing/malformed
-  size_t unknown = 0;        // not from this workload
-  size_t cancelled = 0;      // cancelled (or maybe) and not delivered
+  // Key, value or headers differ, or x-delay-source missing, malformed, not last, not the
+  // record's, or naming the source of another record.
+  size_t wrong_content = 0;
+  size_t unknown = 0;                     // not from this workload
+  size_t cancelled = 0;                   // cancelled (or maybe) and not delivered
   size_t delivered_though_cancelled = 0;  // certainly cancelled, yet delivered
   size_t delivered_despite_cancel = 0;    // maybe cancelled, delivered: the cancel was too late
   std::vector<int64_t> missing_ids;       // first few
   std::vector<std::string> problems;      // first few, human-readable
   LatenessSummary produce_lateness;       // target record timestamp - deliver_at
   LatenessSummary receive_lateness;       // time this test received it - deliver_at
-  std::map<int64_t, std::vector<ConsumedRecord>> duplicated;  // id -> every copy received
+  std::map<int64_t, std::vector<TestRecord>> duplicated;  // id -> every copy received
 
   size_t missing() const { return expected - delivered; }
   std::string ToString() const;
@@ -84,11 +93,11 @@ class DelayWorkload {
  public:
   explicit DelayWorkload(WorkloadSpec spec);
 
-  // The next record, with a delay drawn from [0, max_delay_ms]; deliver-at is computed from
-  // the current time, so call it right before producing.
-  OutgoingRecord Next();
+  // The next record, with a delay drawn from [min_delay_ms, max_delay_ms]; deliver-at is
+  // computed from the current time, so call it right before producing.
+  TestRecord Next();
   // A record with an explicit delay and header style, for targeted cases.
-  OutgoingRecord NextWithDelay(int64_t delay_ms, bool deliver_at_style);
+  TestRecord NextWithDelay(int64_t delay_ms, bool deliver_at_style);
   size_t size() const;
   // The deliver-at the ledger holds for a record id (which must exist).
   int64_t DeliverAtMs(int64_t id) const;
@@ -100,11 +109,11 @@ class DelayWorkload {
   void Cancel(int64_t id, bool certain);
 
   // partitions: partition count of each target topic.
-  DeliveryReport CheckDeliveries(const std::vector<ConsumedRecord>& received,
+  DeliveryReport CheckDeliveries(const std::vector<TestRecord>& received,
                                  const std::map<std::string, int32_t>& partitions) const;
 
  private:
-  OutgoingRecord Build(int64_t id, int64_t delay_ms, int style, bool alt_target);
+  TestRecord Build(int64_t id, int64_t delay_ms, int style, bool alt_target);
 
   const WorkloadSpec spec_;
   mutable std::mutex mu_;
@@ -113,9 +122,9 @@ class DelayWorkload {
 };
 
 // A record with no delay headers and value "probe=<tag>": delivered at once by a running bridge.
-OutgoingRecord ProbeRecord(const std::string& delay_topic, const std::string& tag);
+TestRecord ProbeRecord(const std::string& delay_topic, const std::string& tag);
 
-// The id in a workload value ("id=<n>|..."), or nullopt for anything else.
-std::optional<int64_t> WorkloadId(const std::string& value);
+// The id of a workload record (its "workload-id" header), or nullopt for anything else.
+std::optional<int64_t> WorkloadId(const TestRecord& record);
 
-}  // namespace delaybridge::e2e
+}  // namespace delaybridge::testing
