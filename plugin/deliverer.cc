@@ -333,9 +333,15 @@ void Deliverer::Produce(uint64_t token, int64_t now_ms) {
   if (alone) producer_->Flush(kAloneFlushMs);  // last: it serves this record's report
 }
 
-bool Deliverer::RefusedForGood(const PendingDelivery& d, RdKafka::ErrorCode err) const {
-  if (!IsPermanentProduceError(err)) return false;
-  return err != RdKafka::ERR_MSG_SIZE_TOO_LARGE || d.alone;
+bool Deliverer::NextAttemptAfterRefusal(PendingDelivery& d, RdKafka::ErrorCode err,
+                                        const std::string& failure) {
+  if (err == RdKafka::ERR_MSG_SIZE_TOO_LARGE && !d.alone) {
+    // The broker refuses a batch whole: the record may be innocent, so it is tried again in a
+    // batch of its own before it counts as refused.
+    d.alone = true;
+    return true;
+  }
+  return MoveToNextForm(d, failure);
 }
 
 void Deliverer::RetryLater(uint64_t token, PendingDelivery& d, const std::string& failure,
@@ -412,26 +418,17 @@ void Deliverer::OnAck(uint64_t token, RdKafka::ErrorCode err) {
   if (transactional_) {
     // The transaction can only be aborted now; the record is produced again after it.
     if (IsPermanentProduceError(err)) {
-      const RecordKey key{d->store, d->record.source_offset};
       PendingDelivery next = *d;
-      if (!RefusedForGood(next, err)) {
-        next.alone = true;
-        refusals_[key] = NextAttempt{std::move(next.record), next.form, true, false};
-      } else {
-        const bool dropped = !MoveToNextForm(next, failure);
-        refusals_[key] = NextAttempt{std::move(next.record), next.form, false, dropped};
-      }
+      const bool dropped = !NextAttemptAfterRefusal(next, err, failure);
+      refusals_[RecordKey{d->store, d->record.source_offset}] =
+          NextAttempt{std::move(next.record), next.form, next.alone, dropped};
       ++refusals_learnt_;
     }
     return TransactionFailed(d->record.SourceId() + " to " + d->record.target_topic + ": " +
                              failure);
   }
   if (IsPermanentProduceError(err)) {
-    if (!RefusedForGood(*d, err)) {
-      d->alone = true;
-    } else if (!MoveToNextForm(*d, failure)) {
-      return Settle(token, *d);
-    }
+    if (!NextAttemptAfterRefusal(*d, err, failure)) return Settle(token, *d);
     return WaitUntil(token, *d, now_ms);
   }
   RetryLater(token, *d, failure, now_ms);

@@ -160,9 +160,12 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   // DueTimer's callback: produces the records that fell due.
   void ProduceDue(const std::vector<uint64_t>& tokens, int64_t now_ms);
   void Produce(uint64_t token, int64_t now_ms);
-  // The broker refused a record's batch as too large: the first time, the record may be innocent,
-  // so it is tried again alone before it counts as refused.
-  bool RefusedForGood(const PendingDelivery& d, RdKafka::ErrorCode err) const;
+  // A delivery report refused d for good (err is permanent): makes d its next attempt, in a
+  // batch of its own the first time its batch was too large, else in its next form (false:
+  // there is none, it was dropped and is to be settled). The one rule for both guarantees:
+  // at_least_once retries d at once, exactly_once remembers it for after the abort.
+  bool NextAttemptAfterRefusal(PendingDelivery& d, RdKafka::ErrorCode err,
+                               const std::string& failure);
   // A transient failure: tries again after a back-off.
   void RetryLater(uint64_t token, PendingDelivery& d, const std::string& failure, int64_t now_ms);
   // The record's topic refused it for good: moves it to its next form (false: there is none,
