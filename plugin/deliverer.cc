@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <future>
+#include <optional>
 
 #include "plugin/dead_letter.h"
 
