@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <future>
+#include <optional>
 
 #include "plugin/dead_letter.h"
 
@@ -32,10 +33,12 @@ Deliverer::Deliverer(Logger& logger, const Clock& clock, const Options& options,
       callbacks_(std::move(callbacks)),
       work_(io_.get_executor()),
       commands_(io_.get_executor()),
-      timer_(io_),
       warnings_(logger, clock),
       dead_letter_topic_(options.dead_letter_topic),
-      wheel_(options.tick_ms, clock.now_ms()),
+      due_timer_(io_, clock, options.tick_ms,
+                 [this](const std::vector<uint64_t>& tokens, int64_t now_ms) {
+                   ProduceDue(tokens, now_ms);
+                 }),
       transactional_(!options.transactions.transactional_id.empty()),
       transaction_max_records_(options.transaction_max_records) {}
 
@@ -76,7 +79,7 @@ void Deliverer::Stop(int flush_timeout_ms) {
     // abort fails the broker aborts it after transaction.timeout.ms).
     if (transaction_open_) (void)producer_->AbortTransaction(flush_timeout_ms);
     transaction_open_ = false;
-    timer_.cancel();
+    due_timer_.Pause();
     io_.stop();
   });
   thread_.join();
@@ -101,14 +104,14 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
       const int64_t deadline_ms = r.record.requested_deliver_at_ms;
       const int64_t source_offset = r.record.source_offset;
       auto& by_offset = loaded_by_offset_[r.store];
-      const uint64_t token = Add(PendingDelivery{std::move(r.store),
-                                                 r.position,
-                                                 std::move(r.record),
-                                                 DeliveryForm::kRecord,
-                                                 0,
-                                                 false,
-                                                 {}},
-                                 deadline_ms);
+      const uint64_t token = pending_.Add(PendingDelivery{std::move(r.store),
+                                                          r.position,
+                                                          std::move(r.record),
+                                                          DeliveryForm::kRecord,
+                                                          0,
+                                                          false,
+                                                          {}});
+      WaitUntil(token, *pending_.Find(token), deadline_ms);
       by_offset.emplace(source_offset, token);
     }
   });
@@ -135,7 +138,7 @@ void Deliverer::Cancel(TopicPartitionId store, int64_t target_offset, bool count
       for (auto it = first; it != last; ++it) tokens.push_back(it->second);
       for (const uint64_t token : tokens) {
         PendingDelivery* d = pending_.Find(token);
-        // In the wheel: due later, or waiting to be retried (not produced, or produced and
+        // In the timer: due later, or waiting to be retried (not produced, or produced and
         // failed). Without a timer it is in flight: too late.
         if (!d || !d->timer.valid()) continue;
         cancelled_at.push_back(*d->position);
@@ -170,13 +173,12 @@ Deliverer::ReleaseResult Deliverer::Release(const std::vector<TopicPartitionId>&
 Deliverer::PreparedCommit Deliverer::PrepareCommit(int flush_timeout_ms) {
   PreparedCommit prepared;
   RunAndWait([&] {
-    held_ = false;
-    DeliverDue();
-    held_ = true;
+    due_timer_.HandOverDue();
+    due_timer_.Pause();
     prepared.cut_ms = clock_.now_ms();
-    if (wheel_.next_deadline_ms().value_or(prepared.cut_ms + 1) <= prepared.cut_ms) {
-      // DeliverDue ran at an earlier reading of the clock: what fell due since is not produced.
-      prepared.cut_ms = *wheel_.next_deadline_ms() - 1;
+    if (due_timer_.next_deadline_ms().value_or(prepared.cut_ms + 1) <= prepared.cut_ms) {
+      // HandOverDue read the clock earlier: what fell due since is not produced.
+      prepared.cut_ms = *due_timer_.next_deadline_ms() - 1;
     }
     if (producer_->Flush(flush_timeout_ms) != RdKafka::ERR_NO_ERROR) {
       TransactionFailed("not every record of the transaction was acknowledged within " +
@@ -212,10 +214,7 @@ Status Deliverer::CommitTransaction(const std::map<TopicPartitionId, CommittedOf
     transaction_records_ = 0;
     for (const RecordKey& key : refusals_settled_) refusals_.erase(key);
     refusals_settled_.clear();
-    if (!resume) return;
-    held_ = false;
-    DeliverDue();
-    RearmTimer();
+    if (resume) due_timer_.Resume();
   });
   return status;
 }
@@ -223,7 +222,7 @@ Status Deliverer::CommitTransaction(const std::map<TopicPartitionId, CommittedOf
 Deliverer::AbortResult Deliverer::AbortTransaction(int timeout_ms) {
   AbortResult result;
   RunAndWait([&] {
-    held_ = true;
+    due_timer_.Pause();
     if (transaction_open_) result.status = producer_->AbortTransaction(timeout_ms);
     // The aborted records' reports (purged) come now, not after the error is cleared below.
     while (producer_->Poll() > 0) {
@@ -241,11 +240,7 @@ Deliverer::AbortResult Deliverer::AbortTransaction(int timeout_ms) {
 }
 
 void Deliverer::Resume() {
-  RunAndWait([this] {
-    held_ = false;
-    DeliverDue();
-    RearmTimer();
-  });
+  RunAndWait([this] { due_timer_.Resume(); });
 }
 
 AckBatch Deliverer::TakeAcks() {
@@ -268,45 +263,17 @@ void Deliverer::TakeStatsLater(std::function<void(DeliveryStats)> done) {
 DeliveryStats Deliverer::TakeStatsNow() {
   DeliveryStats stats = std::exchange(stats_, DeliveryStats{});
   stats.in_memory = pending_.size();
-  stats.in_wheel = wheel_.size();
+  stats.in_wheel = due_timer_.size();
   stats.in_flight = producer_->in_flight();
   return stats;
 }
 
-uint64_t Deliverer::Add(PendingDelivery delivery, int64_t deadline_ms) {
-  const uint64_t token = pending_.Add(std::move(delivery));
-  ScheduleToken(token, deadline_ms);
-  return token;
+void Deliverer::WaitUntil(uint64_t token, PendingDelivery& d, int64_t at_ms) {
+  d.timer = due_timer_.Schedule(at_ms, token);
 }
 
-void Deliverer::ScheduleToken(uint64_t token, int64_t deadline_ms) {
-  const TimerHandle handle = wheel_.schedule(deadline_ms, token);
-  if (PendingDelivery* d = pending_.Find(token)) d->timer = handle;
-  RearmTimer();
-}
-
-void Deliverer::RearmTimer() {
-  if (held_) return;  // Resume or CommitTransaction re-arms it
-  const std::optional<int64_t> next_ms = wheel_.next_deadline_ms();
-  if (!next_ms) return;
-  if (timer_at_ms_ && *timer_at_ms_ <= *next_ms) return;  // already armed earlier
-  timer_at_ms_ = *next_ms;
-  const int64_t wait_ms = std::max<int64_t>(0, *next_ms - clock_.now_ms());
-  timer_.expires_after(milliseconds(wait_ms));
-  timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec) return;  // re-armed for an earlier deadline, or stopping
-    timer_at_ms_.reset();
-    DeliverDue();
-    RearmTimer();
-  });
-}
-
-void Deliverer::DeliverDue() {
-  if (held_) return;
-  const int64_t now_ms = clock_.now_ms();
-  std::vector<uint64_t> due;
-  wheel_.advance(now_ms, [&due](uint64_t token, int64_t) { due.push_back(token); });
-  for (uint64_t token : due) Produce(token, now_ms);
+void Deliverer::ProduceDue(const std::vector<uint64_t>& tokens, int64_t now_ms) {
+  for (const uint64_t token : tokens) Produce(token, now_ms);
   DrainProducer();
 }
 
@@ -318,7 +285,7 @@ void Deliverer::Produce(uint64_t token, int64_t now_ms) {
   if (std::find(releasing_.begin(), releasing_.end(), d->store) != releasing_.end()) return;
   if (d->position && now_ms < d->record.requested_deliver_at_ms) {
     // Never early, even if the wheel and the clock disagree by a tick.
-    return ScheduleToken(token, d->record.requested_deliver_at_ms);
+    return WaitUntil(token, *d, d->record.requested_deliver_at_ms);
   }
   if (transactional_) {
     if (!EnsureTransaction()) return;
@@ -345,7 +312,7 @@ void Deliverer::Produce(uint64_t token, int64_t now_ms) {
     if (!MoveToNextForm(*d, RdKafka::err2str(err))) return Settle(token, *d);
     err = producer_->Produce(d->record, now_ms, token);
   }
-  if (err == RdKafka::ERR__QUEUE_FULL) return ScheduleToken(token, now_ms + kQueueFullRetryMs);
+  if (err == RdKafka::ERR__QUEUE_FULL) return WaitUntil(token, *d, now_ms + kQueueFullRetryMs);
   if (err != RdKafka::ERR_NO_ERROR && transactional_) {
     // A transaction commits its records in order of their positions; one left behind could not
     // be described by a checkpoint.
@@ -367,9 +334,15 @@ void Deliverer::Produce(uint64_t token, int64_t now_ms) {
   if (alone) producer_->Flush(kAloneFlushMs);  // last: it serves this record's report
 }
 
-bool Deliverer::RefusedForGood(const PendingDelivery& d, RdKafka::ErrorCode err) const {
-  if (!IsPermanentProduceError(err)) return false;
-  return err != RdKafka::ERR_MSG_SIZE_TOO_LARGE || d.alone;
+bool Deliverer::NextAttemptAfterRefusal(PendingDelivery& d, RdKafka::ErrorCode err,
+                                        const std::string& failure) {
+  if (err == RdKafka::ERR_MSG_SIZE_TOO_LARGE && !d.alone) {
+    // The broker refuses a batch whole: the record may be innocent, so it is tried again in a
+    // batch of its own before it counts as refused.
+    d.alone = true;
+    return true;
+  }
+  return MoveToNextForm(d, failure);
 }
 
 void Deliverer::RetryLater(uint64_t token, PendingDelivery& d, const std::string& failure,
@@ -378,7 +351,7 @@ void Deliverer::RetryLater(uint64_t token, PendingDelivery& d, const std::string
   const int64_t backoff_ms = BackoffMs(d.failed_attempts++);
   warnings_.Warn("produce " + d.record.SourceId() + " to " + d.record.target_topic + ": " +
                  failure + "; retrying in " + std::to_string(backoff_ms) + " ms");
-  ScheduleToken(token, now_ms + backoff_ms);
+  WaitUntil(token, d, now_ms + backoff_ms);
 }
 
 bool Deliverer::MoveToNextForm(PendingDelivery& d, const std::string& failure) {
@@ -446,27 +419,18 @@ void Deliverer::OnAck(uint64_t token, RdKafka::ErrorCode err) {
   if (transactional_) {
     // The transaction can only be aborted now; the record is produced again after it.
     if (IsPermanentProduceError(err)) {
-      const RecordKey key{d->store, d->record.source_offset};
       PendingDelivery next = *d;
-      if (!RefusedForGood(next, err)) {
-        next.alone = true;
-        refusals_[key] = NextAttempt{std::move(next.record), next.form, true, false};
-      } else {
-        const bool dropped = !MoveToNextForm(next, failure);
-        refusals_[key] = NextAttempt{std::move(next.record), next.form, false, dropped};
-      }
+      const bool dropped = !NextAttemptAfterRefusal(next, err, failure);
+      refusals_[RecordKey{d->store, d->record.source_offset}] =
+          NextAttempt{std::move(next.record), next.form, next.alone, dropped};
       ++refusals_learnt_;
     }
     return TransactionFailed(d->record.SourceId() + " to " + d->record.target_topic + ": " +
                              failure);
   }
   if (IsPermanentProduceError(err)) {
-    if (!RefusedForGood(*d, err)) {
-      d->alone = true;
-    } else if (!MoveToNextForm(*d, failure)) {
-      return Settle(token, *d);
-    }
-    return ScheduleToken(token, now_ms);
+    if (!NextAttemptAfterRefusal(*d, err, failure)) return Settle(token, *d);
+    return WaitUntil(token, *d, now_ms);
   }
   RetryLater(token, *d, failure, now_ms);
 }
@@ -506,7 +470,7 @@ void Deliverer::Remove(uint64_t token, PendingDelivery& d) {
       if (loaded->second.empty()) loaded_by_offset_.erase(loaded);
     }
   }
-  if (d.timer.valid()) wheel_.cancel(d.timer);
+  if (d.timer.valid()) due_timer_.Cancel(d.timer);
   pending_.Remove(token);
   // Out of memory before the owner hears of it, so its count is never below the truth.
   in_memory_.fetch_sub(1, std::memory_order_relaxed);
@@ -566,7 +530,8 @@ size_t Deliverer::Forget(const std::vector<TopicPartitionId>& stores) {
     if (released(d.store)) dropped.push_back(token);
   });
   for (uint64_t token : dropped) {
-    if (PendingDelivery* d = pending_.Find(token); d && d->timer.valid()) wheel_.cancel(d->timer);
+    if (PendingDelivery* d = pending_.Find(token); d && d->timer.valid())
+      due_timer_.Cancel(d->timer);
     pending_.Remove(token);
   }
   in_memory_.fetch_sub(dropped.size(), std::memory_order_relaxed);

@@ -1,19 +1,21 @@
-// Deliverer: the delivery thread. It owns the timing wheel, every record waiting to be produced
-// or acknowledged (PendingDeliveries: deliveries loaded from the stores and records produced
-// straight from ingest), the producer and its delivery reports, and runs them on an io_context
-// of its own, so a due record is produced at its deadline whatever the ingest thread is doing:
-// an fdatasync, a preload walk, a checkpoint or a burst of consumed records never delays a
-// delivery. (With both on one thread those stalls were 0.3-1.7 s of lateness;
-// docs/BENCHMARKS.md.)
+// Deliverer: the delivery thread. It owns every record waiting to be produced or acknowledged
+// (PendingDeliveries, one slab for deliveries loaded from the stores and records produced
+// straight from ingest), the timer service that hands their tokens back when they fall due
+// (DueTimer: the timing wheel, the asio timer, the clock), the producer and its delivery
+// reports, and runs them on an io_context of its own, so a due record is produced at its
+// deadline whatever the ingest thread is doing: an fdatasync, a preload walk, a checkpoint or a
+// burst of consumed records never delays a delivery. (With both on one thread those stalls were
+// 0.3-1.7 s of lateness; docs/BENCHMARKS.md.)
 //
 // The bridge's event-loop thread hands records over once they are durable (Schedule) and dead
-// letters as they are rejected (ProduceNow). Every record takes one path: produced when due,
-// retried with back-off after a transient failure, and moved one form on (DeliveryForm: the
-// record, its dead letter, the reduced dead letter) when its topic refuses it for good; a
-// reduced dead letter refused too is logged, counted and settled, so nothing is retried forever.
-// Acknowledgements travel back as an AckBatch the bridge takes (TakeAcks) when on_acks tells it
-// one is waiting; the bridge applies them to its stores' trackers and offsets, which only its
-// thread touches.
+// letters as they are rejected (ProduceNow). Every record, in every DeliveryForm (the record,
+// its dead letter, the reduced dead letter), takes one path: produced when due, put back in the
+// timer with back-off after a transient failure, and moved one form on when its topic refuses
+// it for good; a reduced dead letter refused too is logged, counted and settled, so nothing is
+// retried forever. The Deliverer decides what is produced and when it is tried again; the
+// DueTimer only keeps the time. Acknowledgements travel back as an AckBatch the bridge takes
+// (TakeAcks) when on_acks tells it one is waiting; the bridge applies them to its stores'
+// trackers and offsets, which only its thread touches.
 //
 // With exactly_once the producer is transactional. Deliveries and dead letters go into the open
 // transaction; their acknowledgements are not pushed through on_acks but returned by
@@ -31,7 +33,6 @@
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <cstdint>
 #include <functional>
@@ -39,7 +40,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -47,8 +47,8 @@
 
 #include "core/clock.h"
 #include "core/lateness_histogram.h"
-#include "core/timing_wheel.h"
 #include "plugin/delivery_control.h"
+#include "plugin/due_timer.h"
 #include "plugin/kafka_stats_file.h"
 #include "plugin/kafka_wakeup.h"
 #include "plugin/log.h"
@@ -100,7 +100,7 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   ~Deliverer() override;
 
   // Waits up to flush_timeout_ms for every produced record to be acknowledged, then stops the
-  // delivery thread. Records still waiting in the wheel are dropped (they are in the stores).
+  // delivery thread. Records still waiting in the timer are dropped (they are in the stores).
   void Stop(int flush_timeout_ms);
 
   // RecordHandover.
@@ -154,14 +154,17 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
 
   // All below run on the delivery thread.
   DeliveryStats TakeStatsNow();
-  uint64_t Add(PendingDelivery delivery, int64_t deadline_ms);
-  void ScheduleToken(uint64_t token, int64_t deadline_ms);
-  void RearmTimer();
-  void DeliverDue();
+  // Puts a record in the timer until at_ms.
+  void WaitUntil(uint64_t token, PendingDelivery& d, int64_t at_ms);
+  // DueTimer's callback: produces the records that fell due.
+  void ProduceDue(const std::vector<uint64_t>& tokens, int64_t now_ms);
   void Produce(uint64_t token, int64_t now_ms);
-  // The broker refused a record's batch as too large: the first time, the record may be innocent,
-  // so it is tried again alone before it counts as refused.
-  bool RefusedForGood(const PendingDelivery& d, RdKafka::ErrorCode err) const;
+  // A delivery report refused d for good (err is permanent): makes d its next attempt, in a
+  // batch of its own the first time its batch was too large, else in its next form (false:
+  // there is none, it was dropped and is to be settled). The one rule for both guarantees:
+  // at_least_once retries d at once, exactly_once remembers it for after the abort.
+  bool NextAttemptAfterRefusal(PendingDelivery& d, RdKafka::ErrorCode err,
+                               const std::string& failure);
   // A transient failure: tries again after a back-off.
   void RetryLater(uint64_t token, PendingDelivery& d, const std::string& failure, int64_t now_ms);
   // The record's topic refused it for good: moves it to its next form (false: there is none,
@@ -172,7 +175,7 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   void OnAck(uint64_t token, RdKafka::ErrorCode err);
   // Acknowledged (or dropped): out of memory, and reported to the owner.
   void Settle(uint64_t token, PendingDelivery& d);
-  // Out of the wheel, the slab and the source-offset index.
+  // Out of the timer, the slab and the source-offset index.
   void Remove(uint64_t token, PendingDelivery& d);
   // Hands a batch addition to the owner: with the open transaction's acknowledgements
   // (exactly_once, returned by PrepareCommit), else pushed through on_acks.
@@ -199,8 +202,6 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   boost::asio::strand<boost::asio::io_context::executor_type> commands_;
-  boost::asio::steady_timer timer_;
-  std::optional<int64_t> timer_at_ms_;  // set while the timer is armed
   std::unique_ptr<RecordProducer> producer_;
   std::unique_ptr<KafkaWakeup> producer_wakeup_;
   bool producer_wakeup_armed_ = false;
@@ -208,7 +209,7 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   WarningThrottle warnings_;
 
   const std::string dead_letter_topic_;
-  TimingWheel wheel_;
+  DueTimer due_timer_;  // the tokens of pending_ waiting for their time
   PendingDeliveries pending_;
   // The records loaded from each store (those with a position), by source offset: what Cancel
   // looks up. Sized like pending_, so bounded by wheel.max_preloaded_records.
@@ -218,9 +219,9 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   std::vector<TopicPartitionId> releasing_;        // Release: produce none of theirs
   std::promise<void>* release_drained_ = nullptr;  // Release is waiting on it
 
-  // exactly_once (delivery thread).
+  // exactly_once (delivery thread). Between PrepareCommit and CommitTransaction/Resume (and
+  // after AbortTransaction, until Resume) due_timer_ is paused: nothing due is produced.
   const bool transactional_;
-  bool held_ = false;  // between PrepareCommit and CommitTransaction/Resume: nothing is produced
   const size_t transaction_max_records_;
   size_t transaction_records_ = 0;  // produced in the open transaction
   bool transaction_open_ = false;

@@ -31,7 +31,7 @@ struct PendingDelivery {
   // Produce it in a batch of its own: the broker refused its batch as too large, which may have
   // been another record's fault (a broker refuses a batch whole).
   bool alone = false;
-  TimerHandle timer;  // valid while waiting in the wheel
+  TimerHandle timer;  // valid while waiting in the DueTimer
 };
 
 class PendingDeliveries {
