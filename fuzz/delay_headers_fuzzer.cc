@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const IngestPolicy policy{DelayPolicy{3'650LL * 86'400'000, &kAllowed}, 1 << 20};
   const IngestDecision decision = DecideIngest(in, "delivered", policy, 1'800'000'000'000);
   if (const auto* accepted = std::get_if<Accepted>(&decision)) {
-    auto decoded = DecodeDelayedRecord(accepted->encoded);
+    auto decoded = DecodeDelayedRecord(accepted->encoded.bytes());
     if (!decoded.ok() || !(*decoded == accepted->record)) std::abort();
     if (kAllowed.count(accepted->record.target_topic) == 0) std::abort();
   } else if (const auto* cancel = std::get_if<CancelRequested>(&decision)) {

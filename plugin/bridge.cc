@@ -16,12 +16,13 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr size_t kConsumeBatch = 1000;          // records per drain before yielding the loop
-constexpr int64_t kPreloadIntervalMs = 100;     // preloader walk period
-constexpr int64_t kSafetyPollIntervalMs = 100;  // in case an eventfd wake-up was missed
-constexpr int kFlushTimeoutMs = 10'000;         // revoke/shutdown wait for acknowledgements
-constexpr int64_t kAfterRollbackMs = 1000;      // the next cut after an aborted transaction
-constexpr int64_t kDeliveryAnswerMs = 2'000;    // /healthz, /metrics: the delivery thread's answer
+constexpr size_t kConsumeBatch = 1000;              // records per drain before yielding the loop
+constexpr int64_t kPreloadIntervalMs = 100;         // preloader walk period
+constexpr size_t kPreloadHandOverRecords = 10'000;  // preloaded records per Schedule
+constexpr int64_t kSafetyPollIntervalMs = 100;      // in case an eventfd wake-up was missed
+constexpr int kFlushTimeoutMs = 10'000;             // revoke/shutdown wait for acknowledgements
+constexpr int64_t kAfterRollbackMs = 1000;          // the next cut after an aborted transaction
+constexpr int64_t kDeliveryAnswerMs = 2'000;  // /healthz, /metrics: the delivery thread's answer
 constexpr int kBrokerProbeTimeoutMs = 2'000;  // /readyz: a metadata request after brokers went down
 
 // What a store's files take on disk; 0 when the directory cannot be read (a metric is no reason
@@ -339,8 +340,14 @@ void Bridge::Preload() {
     auto result = PreloadStore(
         *store, store->PreloadHorizonSecond(now_ms, config_.preload_seconds),
         config_.max_preloaded_records - in_memory,
-        [&due, &id = id](RecordPosition position, DelayedRecord&& record) {
+        [this, &due, &id = id](RecordPosition position, EncodedRecord&& record) {
           due.push_back(DueRecord{id, position, std::move(record)});
+          // In slices: a walk of a million records would otherwise hold them twice at once, in
+          // this vector and in the delivery thread's slab.
+          if (due.size() == kPreloadHandOverRecords) {
+            deliverer_->Schedule(std::move(due));
+            due.clear();
+          }
         },
         [this, &id = id](const std::string& what) {
           ++corrupt_records_;

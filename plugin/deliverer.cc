@@ -101,8 +101,8 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
   in_memory_.fetch_add(records.size(), std::memory_order_relaxed);
   boost::asio::post(commands_, [this, records = std::move(records)]() mutable {
     for (DueRecord& r : records) {
-      const int64_t deadline_ms = r.record.requested_deliver_at_ms;
-      const int64_t source_offset = r.record.source_offset;
+      const int64_t deadline_ms = r.record.requested_deliver_at_ms();
+      const int64_t source_offset = r.record.source_offset();
       auto& by_offset = loaded_by_offset_[r.store];
       const uint64_t token = pending_.Add(PendingDelivery{std::move(r.store),
                                                           r.position,
@@ -117,7 +117,7 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
   });
 }
 
-void Deliverer::ProduceNow(TopicPartitionId store, DelayedRecord record, DeliveryForm form) {
+void Deliverer::ProduceNow(TopicPartitionId store, EncodedRecord record, DeliveryForm form) {
   in_memory_.fetch_add(1, std::memory_order_relaxed);
   boost::asio::post(
       commands_, [this, store = std::move(store), record = std::move(record), form]() mutable {
@@ -283,14 +283,14 @@ void Deliverer::Produce(uint64_t token, int64_t now_ms) {
   d->timer = TimerHandle{};
   // Being released: its partition's next owner delivers it.
   if (std::find(releasing_.begin(), releasing_.end(), d->store) != releasing_.end()) return;
-  if (d->position && now_ms < d->record.requested_deliver_at_ms) {
+  if (d->position && now_ms < d->record.requested_deliver_at_ms()) {
     // Never early, even if the wheel and the clock disagree by a tick.
-    return WaitUntil(token, *d, d->record.requested_deliver_at_ms);
+    return WaitUntil(token, *d, d->record.requested_deliver_at_ms());
   }
   if (transactional_) {
     if (!EnsureTransaction()) return;
     // Refused in an aborted transaction: produced as what was learnt then.
-    auto refused = refusals_.find(RecordKey{d->store, d->record.source_offset});
+    auto refused = refusals_.find(RecordKey{d->store, d->record.source_offset()});
     if (refused != refusals_.end() && refused->second.form >= d->form) {
       if (refused->second.dropped) return Settle(token, *d);
       d->record = refused->second.record;
@@ -305,18 +305,18 @@ void Deliverer::Produce(uint64_t token, int64_t now_ms) {
     producer_->Flush(kAloneFlushMs);
     d = pending_.Find(token);
   }
-  RdKafka::ErrorCode err = producer_->Produce(d->record, now_ms, token);
+  RdKafka::ErrorCode err = producer_->Produce(d->record.view(), now_ms, token);
   // Refused before it left (librdkafka's own checks, exact for this record): the open
   // transaction holds nothing of it.
   while (IsPermanentProduceError(err)) {
     if (!MoveToNextForm(*d, RdKafka::err2str(err))) return Settle(token, *d);
-    err = producer_->Produce(d->record, now_ms, token);
+    err = producer_->Produce(d->record.view(), now_ms, token);
   }
   if (err == RdKafka::ERR__QUEUE_FULL) return WaitUntil(token, *d, now_ms + kQueueFullRetryMs);
   if (err != RdKafka::ERR_NO_ERROR && transactional_) {
     // A transaction commits its records in order of their positions; one left behind could not
     // be described by a checkpoint.
-    return TransactionFailed("produce " + d->record.SourceId() + " to " + d->record.target_topic +
+    return TransactionFailed("produce " + d->record.SourceId() + " to " + d->record.target_topic() +
                              ": " + RdKafka::err2str(err));
   }
   if (err != RdKafka::ERR_NO_ERROR) return RetryLater(token, *d, RdKafka::err2str(err), now_ms);
@@ -349,27 +349,29 @@ void Deliverer::RetryLater(uint64_t token, PendingDelivery& d, const std::string
                            int64_t now_ms) {
   ++stats_.retries;
   const int64_t backoff_ms = BackoffMs(d.failed_attempts++);
-  warnings_.Warn("produce " + d.record.SourceId() + " to " + d.record.target_topic + ": " +
+  warnings_.Warn("produce " + d.record.SourceId() + " to " + d.record.target_topic() + ": " +
                  failure + "; retrying in " + std::to_string(backoff_ms) + " ms");
   WaitUntil(token, d, now_ms + backoff_ms);
 }
 
 bool Deliverer::MoveToNextForm(PendingDelivery& d, const std::string& failure) {
   const std::string refused =
-      d.record.target_topic + " refused " + d.record.SourceId() + ": " + failure;
+      d.record.target_topic() + " refused " + d.record.SourceId() + ": " + failure;
   d.failed_attempts = 0;
   d.alone = false;  // a new record: whether it fits is not known
   switch (d.form) {
     case DeliveryForm::kRecord:
       ++stats_.refused;
       logger_.Warn(refused + "; sending it to the dead-letter topic " + dead_letter_topic_);
-      d.record = DeadLetterOfDelivery(d.record, "delivery: " + refused, dead_letter_topic_);
+      d.record = EncodedRecord::Encode(
+          DeadLetterOfDelivery(d.record.Decode(), "delivery: " + refused, dead_letter_topic_));
       d.form = DeliveryForm::kDeadLetter;
       return true;
     case DeliveryForm::kDeadLetter:
       ++stats_.reduced;
       logger_.Warn("dead letter: " + refused + "; sending it without value and headers");
-      d.record = ReduceDeadLetter(d.record, "dead letter: " + failure);
+      d.record =
+          EncodedRecord::Encode(ReduceDeadLetter(d.record.Decode(), "dead letter: " + failure));
       d.form = DeliveryForm::kReducedDeadLetter;
       return true;
     case DeliveryForm::kReducedDeadLetter:
@@ -421,11 +423,12 @@ void Deliverer::OnAck(uint64_t token, RdKafka::ErrorCode err) {
     if (IsPermanentProduceError(err)) {
       PendingDelivery next = *d;
       const bool dropped = !NextAttemptAfterRefusal(next, err, failure);
-      refusals_[RecordKey{d->store, d->record.source_offset}] =
-          NextAttempt{std::move(next.record), next.form, next.alone, dropped};
+      refusals_.insert_or_assign(
+          RecordKey{d->store, d->record.source_offset()},
+          NextAttempt{std::move(next.record), next.form, next.alone, dropped});
       ++refusals_learnt_;
     }
-    return TransactionFailed(d->record.SourceId() + " to " + d->record.target_topic + ": " +
+    return TransactionFailed(d->record.SourceId() + " to " + d->record.target_topic() + ": " +
                              failure);
   }
   if (IsPermanentProduceError(err)) {
@@ -438,7 +441,7 @@ void Deliverer::OnAck(uint64_t token, RdKafka::ErrorCode err) {
 void Deliverer::Settle(uint64_t token, PendingDelivery& d) {
   TopicPartitionId store = d.store;
   const std::optional<RecordPosition> position = d.position;
-  const int64_t source_offset = d.record.source_offset;
+  const int64_t source_offset = d.record.source_offset();
   Remove(token, d);
   Report([&](AckBatch& acks) {
     if (position) {
@@ -451,7 +454,7 @@ void Deliverer::Settle(uint64_t token, PendingDelivery& d) {
 
 void Deliverer::Remove(uint64_t token, PendingDelivery& d) {
   if (!refusals_.empty()) {
-    RecordKey key{d.store, d.record.source_offset};
+    RecordKey key{d.store, d.record.source_offset()};
     if (!transactional_) {
       refusals_.erase(key);
     } else if (refusals_.contains(key)) {
@@ -461,7 +464,7 @@ void Deliverer::Remove(uint64_t token, PendingDelivery& d) {
   if (d.position) {
     auto loaded = loaded_by_offset_.find(d.store);
     if (loaded != loaded_by_offset_.end()) {
-      auto [first, last] = loaded->second.equal_range(d.record.source_offset);
+      auto [first, last] = loaded->second.equal_range(d.record.source_offset());
       for (auto it = first; it != last; ++it) {
         if (it->second != token) continue;
         loaded->second.erase(it);

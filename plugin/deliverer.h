@@ -105,7 +105,7 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
 
   // RecordHandover.
   void Schedule(std::vector<DueRecord> records) override;
-  void ProduceNow(TopicPartitionId store, DelayedRecord record, DeliveryForm form) override;
+  void ProduceNow(TopicPartitionId store, EncodedRecord record, DeliveryForm form) override;
   void Cancel(TopicPartitionId store, int64_t target_offset, bool counted) override;
   size_t in_memory() const override { return in_memory_.load(std::memory_order_relaxed); }
 
@@ -144,7 +144,7 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   // the abort, by (store, source offset).
   using RecordKey = std::pair<TopicPartitionId, int64_t>;
   struct NextAttempt {
-    DelayedRecord record;  // in its next form
+    EncodedRecord record;  // in its next form
     DeliveryForm form = DeliveryForm::kRecord;
     bool alone = false;
     bool dropped = false;  // no form left: settle it

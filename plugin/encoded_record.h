@@ -33,6 +33,7 @@ class EncodedRecord {
   DelayedRecord Decode() const { return ToDelayedRecord(view()); }
   // "topic/partition/offset", as DelayedRecord::SourceId.
   std::string SourceId() const;
+  std::string target_topic() const { return std::string(view().target_topic); }
   const std::string& bytes() const { return bytes_; }
 
  private:

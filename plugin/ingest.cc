@@ -20,8 +20,7 @@ IngestDecision DecideIngest(const IncomingRecord& in, const std::string& default
   if (auto* reason = std::get_if<std::string>(&parsed)) return Rejected{*reason};
   auto& request = std::get<DelayRequest>(parsed);
 
-  Accepted accepted;
-  DelayedRecord& r = accepted.record;
+  DelayedRecord r;
   r.target_topic = std::move(request.target_topic);
   r.key = in.key;
   r.value = in.value;
@@ -33,13 +32,13 @@ IngestDecision DecideIngest(const IncomingRecord& in, const std::string& default
   r.source_offset = in.offset;
   r.source_timestamp_ms = in.timestamp_ms.value_or(-1);
   r.requested_deliver_at_ms = request.deliver_at_ms;
-  accepted.encoded = EncodeDelayedRecord(r);
-  if (accepted.encoded.size() > policy.max_record_bytes) {
-    return Rejected{"record: " + std::to_string(accepted.encoded.size()) +
+  EncodedRecord encoded = EncodedRecord::Encode(r);
+  if (encoded.bytes().size() > policy.max_record_bytes) {
+    return Rejected{"record: " + std::to_string(encoded.bytes().size()) +
                     " bytes stored, over max_record_bytes " +
                     std::to_string(policy.max_record_bytes)};
   }
-  return accepted;
+  return Accepted{std::move(r), std::move(encoded)};
 }
 
 }  // namespace delaybridge::plugin

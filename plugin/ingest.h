@@ -15,6 +15,7 @@
 
 #include "plugin/delay_headers.h"
 #include "plugin/delayed_record.h"
+#include "plugin/encoded_record.h"
 #include "plugin/stored_cancel.h"
 
 namespace delaybridge::plugin {
@@ -37,7 +38,7 @@ struct IngestPolicy {
 
 struct Accepted {
   DelayedRecord record;
-  std::string encoded;  // EncodeDelayedRecord(record)
+  EncodedRecord encoded;  // record, encoded
 };
 
 struct Rejected {

@@ -134,10 +134,10 @@ Status IngestPipeline::Ingest(const IncomingRecord& in, std::vector<DueRecord>* 
     return Status::Ok();
   }
   if (store.Behind(accepted.record.requested_deliver_at_ms)) {
-    DeliverBehind(store, in, std::move(accepted.record));
+    DeliverBehind(store, in, std::move(accepted.encoded));
     return Status::Ok();
   }
-  auto appended = store.Append(accepted.record, accepted.encoded, now_ms);
+  auto appended = store.Append(accepted.record, accepted.encoded.bytes(), now_ms);
   if (!appended.ok() && appended.status().code() == Status::Code::kInvalidArgument) {
     // The store refuses this record (e.g. a due time past year 9999): bad input, not a fault.
     if (store.FinishedRejected(in.offset)) {
@@ -159,7 +159,7 @@ Status IngestPipeline::Ingest(const IncomingRecord& in, std::vector<DueRecord>* 
   }
   ++counts_.stored;
   if (const std::optional<RecordPosition>& position = *appended) {
-    due->push_back(DueRecord{store.id(), *position, std::move(accepted.record)});
+    due->push_back(DueRecord{store.id(), *position, std::move(accepted.encoded)});
   }
   return Status::Ok();
 }
@@ -178,7 +178,7 @@ Status IngestPipeline::DeadLetter(PartitionStore& store, const IncomingRecord& i
   DelayedRecord letter = MakeDeadLetter(in, reason, settings_.dead_letter_topic);
   logger_.Warn("dead letter " + letter.SourceId() + " -> " + settings_.dead_letter_topic + ": " +
                reason);
-  delivery_.ProduceNow(store.id(), std::move(letter), DeliveryForm::kDeadLetter);
+  delivery_.ProduceNow(store.id(), EncodedRecord::Encode(letter), DeliveryForm::kDeadLetter);
   return Status::Ok();
 }
 
@@ -203,7 +203,7 @@ Status IngestPipeline::Cancel(PartitionStore& store, const StoredCancel& cancel,
   if (result->loaded_at_ms) {
     // Appended with this consumer batch: not handed over yet.
     const auto in_batch = [&](const DueRecord& r) {
-      return r.store == store.id() && r.record.source_offset == cancel.target_offset;
+      return r.store == store.id() && r.record.source_offset() == cancel.target_offset;
     };
     for (const DueRecord& r : *due) {
       if (in_batch(r)) store.Acknowledge(r.position);
@@ -250,7 +250,7 @@ void IngestPipeline::CancelTooLate(const TopicPartitionId& store, int64_t target
 }
 
 void IngestPipeline::DeliverBehind(PartitionStore& store, const IncomingRecord& in,
-                                   DelayedRecord record) {
+                                   EncodedRecord record) {
   ++counts_.delivered_behind;
   // Settled (for the marker) and finished (for the progress) once the transaction commits.
   store.offsets().AddDeadLettered(in.offset);

@@ -92,7 +92,7 @@ class IngestPipeline {
   void CancelTooLate(const TopicPartitionId& store, int64_t target_offset);
   // exactly_once. A record asking for a time before the committed checkpoint: delivered now,
   // finished when the transaction holding it commits.
-  void DeliverBehind(PartitionStore& store, const IncomingRecord& in, DelayedRecord record);
+  void DeliverBehind(PartitionStore& store, const IncomingRecord& in, EncodedRecord record);
   void Fail(const Status& status);
 
   void Hold(IncomingRecord record, const Status& why);

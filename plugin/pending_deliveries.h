@@ -9,13 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
 #include "core/timing_wheel.h"
-#include "plugin/delayed_record.h"
 #include "plugin/delivery_form.h"
 #include "plugin/delivery_tracker.h"
+#include "plugin/encoded_record.h"
 #include "plugin/topic_partition.h"
 
 namespace delaybridge::plugin {
@@ -25,7 +26,7 @@ struct PendingDelivery {
   // (effective deliver_at_ms, ordinal) of a record loaded from the store: it is acknowledged by
   // position. Empty for one produced straight from ingest: acknowledged by its source offset.
   std::optional<RecordPosition> position;
-  DelayedRecord record;  // in its current form
+  EncodedRecord record;  // in its current form
   DeliveryForm form = DeliveryForm::kRecord;
   uint32_t failed_attempts = 0;  // transient failures of the current form
   // Produce it in a batch of its own: the broker refused its batch as too large, which may have
@@ -59,7 +60,9 @@ class PendingDeliveries {
     return (static_cast<uint64_t>(slots_[index].generation) << 32) | index;
   }
 
-  std::vector<Slot> slots_;
+  // A deque: growing it allocates one more block; a vector's doubling held the old and the new
+  // array at once, at the peak of a preload.
+  std::deque<Slot> slots_;
   std::vector<uint32_t> free_;
   size_t live_ = 0;
 };

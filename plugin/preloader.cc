@@ -11,7 +11,7 @@ namespace {
 // Loads one second's chain into the tracker and on_record. False: the second could not be read
 // for now (result->retry says why) and nothing of it was loaded.
 bool LoadSecond(PartitionStore& store, int64_t second,
-                const std::function<void(RecordPosition, DelayedRecord&&)>& on_record,
+                const std::function<void(RecordPosition, EncodedRecord&&)>& on_record,
                 const std::function<void(const std::string&)>& on_corrupt, PreloadResult* result) {
   std::vector<storage::StoredRecord> records;
   if (Status s = store.log().ReadSecond(second, &records); !s.ok()) {
@@ -45,18 +45,18 @@ bool LoadSecond(PartitionStore& store, int64_t second,
     const RecordPosition position{stored.deliver_at_ms, stored.ordinal};
     if (KindOfStoredPayload(stored.payload) == StoredPayloadKind::kCancel) continue;
     if (position < store.start()) continue;  // delivered before the store was opened
-    auto decoded = DecodeDelayedRecord(stored.payload);
-    if (!decoded.ok()) {
+    auto record = EncodedRecord::FromBytes(std::move(stored.payload));
+    if (!record.ok()) {
       ++result->corrupt;
-      on_corrupt(decoded.status().WithContext("decode record " + where(stored)).ToString());
+      on_corrupt(record.status().WithContext("decode record " + where(stored)).ToString());
       continue;
     }
-    if (cancelled_offsets.contains(decoded->source_offset)) {
+    if (cancelled_offsets.contains(record->source_offset())) {
       ++result->cancelled;
       continue;
     }
     store.tracker().Add(position);
-    on_record(position, std::move(decoded).value());
+    on_record(position, std::move(record).value());
     ++result->loaded;
   }
   return true;
@@ -66,7 +66,7 @@ bool LoadSecond(PartitionStore& store, int64_t second,
 
 Result<PreloadResult> PreloadStore(
     PartitionStore& store, int64_t horizon_second, size_t budget,
-    const std::function<void(RecordPosition, DelayedRecord&&)>& on_record,
+    const std::function<void(RecordPosition, EncodedRecord&&)>& on_record,
     const std::function<void(const std::string&)>& on_corrupt) {
   PreloadResult result;
   while (store.preloaded_until_second() < horizon_second && result.loaded < budget) {

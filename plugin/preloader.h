@@ -14,8 +14,8 @@
 #include <string>
 
 #include "core/status.h"
-#include "plugin/delayed_record.h"
 #include "plugin/delivery_tracker.h"
+#include "plugin/encoded_record.h"
 #include "plugin/partition_store.h"
 #include "plugin/stored_cancel.h"
 
@@ -40,7 +40,7 @@ struct PreloadResult {
 // only when the store cannot be walked at all.
 Result<PreloadResult> PreloadStore(
     PartitionStore& store, int64_t horizon_second, size_t budget,
-    const std::function<void(RecordPosition, DelayedRecord&&)>& on_record,
+    const std::function<void(RecordPosition, EncodedRecord&&)>& on_record,
     const std::function<void(const std::string&)>& on_corrupt);
 
 }  // namespace delaybridge::plugin

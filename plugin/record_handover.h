@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "plugin/delayed_record.h"
 #include "plugin/delivery_form.h"
 #include "plugin/delivery_tracker.h"
+#include "plugin/encoded_record.h"
 #include "plugin/topic_partition.h"
 
 namespace delaybridge::plugin {
@@ -24,7 +24,7 @@ namespace delaybridge::plugin {
 struct DueRecord {
   TopicPartitionId store;
   RecordPosition position;
-  DelayedRecord record;
+  EncodedRecord record;
 };
 
 class RecordHandover {
@@ -39,7 +39,7 @@ class RecordHandover {
   // Produces a record that is in no store now (a dead letter, form kDeadLetter, or
   // exactly_once's delivered-behind record, form kRecord), retrying until acknowledged. It is
   // acknowledged by its source offset.
-  virtual void ProduceNow(TopicPartitionId store, DelayedRecord record, DeliveryForm form) = 0;
+  virtual void ProduceNow(TopicPartitionId store, EncodedRecord record, DeliveryForm form) = 0;
   // Drops the records of store with this source offset, loaded from the store (Schedule), that
   // wait to be produced; answered in an AckBatch (CancelAnswer) either way. Commands run in
   // order, so a record scheduled before the call is found. counted: the owner counted the

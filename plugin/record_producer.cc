@@ -123,24 +123,21 @@ bool IsPermanentProduceError(RdKafka::ErrorCode err) {
   }
 }
 
-RdKafka::ErrorCode RecordProducer::Produce(const DelayedRecord& record, int64_t timestamp_ms,
+RdKafka::ErrorCode RecordProducer::Produce(const DelayedRecordView& record, int64_t timestamp_ms,
                                            uint64_t token) {
   RdKafka::Headers* headers = RdKafka::Headers::create();
-  for (const auto& h : record.headers) {
-    if (h.value) {
-      headers->add(h.name, h.value->data(), h.value->size());
-    } else {
-      headers->add(h.name, nullptr, 0);
-    }
-  }
+  record.ForEachHeader(
+      [headers](std::string_view name, const std::optional<std::string_view>& value) {
+        headers->add(std::string(name), value ? value->data() : nullptr, value ? value->size() : 0);
+      });
   headers->add(std::string(kDelaySourceHeader), record.SourceId());
-  const std::string* value = record.value ? &*record.value : nullptr;
-  const std::string* key = record.key ? &*record.key : nullptr;
+  const std::optional<std::string_view>& value = record.value;
+  const std::optional<std::string_view>& key = record.key;
   const RdKafka::ErrorCode err = producer_->produce(
-      record.target_topic, RdKafka::Topic::PARTITION_UA, RdKafka::Producer::RK_MSG_COPY,
-      value ? const_cast<char*>(value->data()) : nullptr, value ? value->size() : 0,
-      key ? key->data() : nullptr, key ? key->size() : 0, timestamp_ms, headers,
-      reinterpret_cast<void*>(token));
+      std::string(record.target_topic), RdKafka::Topic::PARTITION_UA,
+      RdKafka::Producer::RK_MSG_COPY, value ? const_cast<char*>(value->data()) : nullptr,
+      value ? value->size() : 0, key ? key->data() : nullptr, key ? key->size() : 0, timestamp_ms,
+      headers, reinterpret_cast<void*>(token));
   if (err != RdKafka::ERR_NO_ERROR) delete headers;  // ownership passes only on success
   return err;
 }

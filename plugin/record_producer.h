@@ -57,7 +57,7 @@ class RecordProducer {
 
   // Enqueues the record with timestamp_ms as its Kafka timestamp. Returns ERR_NO_ERROR or
   // the immediate failure (ERR__QUEUE_FULL: retry after Poll()).
-  RdKafka::ErrorCode Produce(const DelayedRecord& record, int64_t timestamp_ms, uint64_t token);
+  RdKafka::ErrorCode Produce(const DelayedRecordView& record, int64_t timestamp_ms, uint64_t token);
 
   // Serves delivery reports (calls the AckHandler); returns how many events were served.
   int Poll();

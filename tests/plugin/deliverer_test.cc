@@ -128,7 +128,7 @@ TEST_F(DelivererTest, ProducesWhenDueAndAcknowledgesPositions) {
     const int64_t at_ms = now_ms + 100 + 20 * (i % 5);
     const TopicPartitionId& store = i % 2 ? kStoreB : kStoreA;
     due.push_back(DueRecord{store, RecordPosition{at_ms, static_cast<uint32_t>(i)},
-                            Record(kTarget, i, at_ms)});
+                            EncodedRecord::Encode(Record(kTarget, i, at_ms))});
   }
   deliverer_->Schedule(std::move(due));
   EXPECT_EQ(deliverer_->in_memory(), 20u);
@@ -167,7 +167,7 @@ TEST_F(DelivererTest, ARecordPlacedLaterThanItAskedIsDeliveredWhenItAsked) {
   const int64_t asked_ms = clock_.now_ms() + 200;
   const RecordPosition placed{clock_.now_ms() + 3'600'000, 7};
   std::vector<DueRecord> due;
-  due.push_back(DueRecord{kStoreA, placed, Record(kTarget, 1, asked_ms)});
+  due.push_back(DueRecord{kStoreA, placed, EncodedRecord::Encode(Record(kTarget, 1, asked_ms))});
   deliverer_->Schedule(std::move(due));
 
   AckBatch acks = AwaitAcks(1, 0);
@@ -184,9 +184,10 @@ TEST_F(DelivererTest, ReleaseDropsTheStoresRecordsOnly) {
   std::vector<DueRecord> due;
   for (int i = 0; i < 5; ++i) {
     due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, static_cast<uint32_t>(i)},
-                            Record(kTarget, i, later_ms)});
+                            EncodedRecord::Encode(Record(kTarget, i, later_ms))});
   }
-  due.push_back(DueRecord{kStoreB, RecordPosition{soon_ms, 0}, Record(kTarget, 99, soon_ms)});
+  due.push_back(DueRecord{kStoreB, RecordPosition{soon_ms, 0},
+                          EncodedRecord::Encode(Record(kTarget, 99, soon_ms))});
   deliverer_->Schedule(std::move(due));
 
   const Deliverer::ReleaseResult released = deliverer_->Release({kStoreA}, 5000);
@@ -208,13 +209,19 @@ TEST_F(DelivererTest, CancelDropsAWaitingRecordAndAnswersEveryCancel) {
   const int64_t soon_ms = clock_.now_ms() + 300;
   const int64_t later_ms = clock_.now_ms() + 600;
   std::vector<DueRecord> due;
-  due.push_back(DueRecord{kStoreA, RecordPosition{soon_ms, 0}, Record(kTarget, 1, soon_ms)});
-  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 0}, Record(kTarget, 2, later_ms)});
-  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 1}, Record(kTarget, 3, later_ms)});
-  due.push_back(DueRecord{kStoreB, RecordPosition{later_ms, 0}, Record(kTarget, 4, later_ms)});
+  due.push_back(DueRecord{kStoreA, RecordPosition{soon_ms, 0},
+                          EncodedRecord::Encode(Record(kTarget, 1, soon_ms))});
+  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 0},
+                          EncodedRecord::Encode(Record(kTarget, 2, later_ms))});
+  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 1},
+                          EncodedRecord::Encode(Record(kTarget, 3, later_ms))});
+  due.push_back(DueRecord{kStoreB, RecordPosition{later_ms, 0},
+                          EncodedRecord::Encode(Record(kTarget, 4, later_ms))});
   // A record stored twice (after a crash): both copies go.
-  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 2}, Record(kTarget, 5, later_ms)});
-  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 3}, Record(kTarget, 5, later_ms)});
+  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 2},
+                          EncodedRecord::Encode(Record(kTarget, 5, later_ms))});
+  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 3},
+                          EncodedRecord::Encode(Record(kTarget, 5, later_ms))});
   deliverer_->Schedule(std::move(due));
   deliverer_->Cancel(kStoreA, 5, false);
   deliverer_->Cancel(kStoreA, 2, false);
@@ -253,10 +260,11 @@ TEST_F(DelivererTest, ReleaseWaitsOnlyForTheReleasedStoresRecords) {
   ASSERT_TRUE(cluster_->SetPartitionLed(kStuck, 0, false).ok());
   const int64_t now_ms = clock_.now_ms();
   std::vector<DueRecord> due;
-  due.push_back(DueRecord{kStoreB, RecordPosition{now_ms, 0}, Record(kStuck, 50, now_ms)});
+  due.push_back(DueRecord{kStoreB, RecordPosition{now_ms, 0},
+                          EncodedRecord::Encode(Record(kStuck, 50, now_ms))});
   for (int i = 0; i < 10; ++i) {
     due.push_back(DueRecord{kStoreA, RecordPosition{now_ms, static_cast<uint32_t>(i)},
-                            Record(kTarget, i, now_ms)});
+                            EncodedRecord::Encode(Record(kTarget, i, now_ms))});
   }
   deliverer_->Schedule(std::move(due));
   AckBatch acks = AwaitAcks(10, 0);
@@ -275,7 +283,7 @@ TEST_F(DelivererTest, ReleaseWaitsOnlyForTheReleasedStoresRecords) {
 
 TEST_F(DelivererTest, DeadLettersAreAcknowledgedWithTheirSourceOffset) {
   DelayedRecord letter = Record(kDeadLetters, 7, 0);
-  deliverer_->ProduceNow(kStoreB, std::move(letter), DeliveryForm::kDeadLetter);
+  deliverer_->ProduceNow(kStoreB, EncodedRecord::Encode(letter), DeliveryForm::kDeadLetter);
   AckBatch acks = AwaitAcks(0, 1);
   ASSERT_EQ(acks.dead_lettered.size(), 1u);
   EXPECT_EQ(acks.dead_lettered[0].store, kStoreB);
@@ -292,8 +300,8 @@ TEST_F(DelivererTest, ARecordItsTargetRefusesGoesToTheDeadLetterTopicReducedIfNe
   DelayedRecord large = Record(kTarget, 2, now_ms);
   large.value = std::string(5000, 'v');
   std::vector<DueRecord> due;
-  due.push_back(DueRecord{kStoreA, RecordPosition{now_ms, 0}, small});
-  due.push_back(DueRecord{kStoreA, RecordPosition{now_ms, 1}, large});
+  due.push_back(DueRecord{kStoreA, RecordPosition{now_ms, 0}, EncodedRecord::Encode(small)});
+  due.push_back(DueRecord{kStoreA, RecordPosition{now_ms, 1}, EncodedRecord::Encode(large)});
   deliverer_->Schedule(std::move(due));
 
   // Both settle by position: the refused one is finished once its dead letter is acknowledged.
@@ -328,7 +336,7 @@ TEST_F(DelivererTest, ADeadLetterThatFitsNowhereIsDroppedNotRetriedForever) {
   DelayedRecord letter = Record(kDeadLetters, 7, 0);
   letter.key = std::string(kReducedKeyMaxBytes, 'k');  // kept in the reduced letter: too large
   letter.value = std::string(2000, 'v');
-  deliverer_->ProduceNow(kStoreB, std::move(letter), DeliveryForm::kDeadLetter);
+  deliverer_->ProduceNow(kStoreB, EncodedRecord::Encode(letter), DeliveryForm::kDeadLetter);
 
   AckBatch acks = AwaitAcks(0, 1);
   ASSERT_EQ(acks.dead_lettered.size(), 1u);
@@ -345,7 +353,7 @@ TEST_F(DelivererTest, StopWaitsForWhatIsInFlightAndIsIdempotent) {
   std::vector<DueRecord> due;
   for (int i = 0; i < 50; ++i) {
     due.push_back(DueRecord{kStoreA, RecordPosition{now_ms, static_cast<uint32_t>(i)},
-                            Record(kTarget, i, now_ms)});
+                            EncodedRecord::Encode(Record(kTarget, i, now_ms))});
   }
   deliverer_->Schedule(std::move(due));
   AwaitAcks(1, 0);  // the first ones are out

@@ -99,7 +99,7 @@ TEST_F(IngestPipelineTest, StoresEveryRecordAndHandsOverThoseInsideThePreloadedH
   EXPECT_EQ(store_->offsets().last_added(), 102);
   ASSERT_EQ(handover_.scheduled.size(), 2u);
   EXPECT_EQ(handover_.scheduled[0].store, kStoredPartition);
-  EXPECT_EQ(handover_.scheduled[0].record.requested_deliver_at_ms, kHourStartMs + 2'000);
+  EXPECT_EQ(handover_.scheduled[0].record.requested_deliver_at_ms(), kHourStartMs + 2'000);
   EXPECT_TRUE(failed_.ok());
 }
 
@@ -207,7 +207,7 @@ TEST_F(IngestPipelineFullDiskTest, RecordsWaitInOrderBehindTheRefusedOneAndGoInO
   EXPECT_EQ(pipeline.counts().stored, static_cast<uint64_t>(last + 1 - 100));
   ASSERT_EQ(handover_.scheduled.size(), static_cast<size_t>(last + 1 - 100));
   for (size_t i = 0; i < handover_.scheduled.size(); ++i) {
-    EXPECT_EQ(handover_.scheduled[i].record.source_offset, static_cast<int64_t>(100 + i));
+    EXPECT_EQ(handover_.scheduled[i].record.source_offset(), static_cast<int64_t>(100 + i));
   }
   EXPECT_TRUE(failed_.ok());
 }

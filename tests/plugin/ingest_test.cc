@@ -52,7 +52,7 @@ TEST(IngestTest, AcceptedRecordDropsTheDelayHeadersAndTheBridgesOwn) {
   EXPECT_EQ(a.record.headers, kept);
   EXPECT_EQ(a.record.SourceId(), "delayed/3/42");
   EXPECT_EQ(a.record.source_timestamp_ms, kNow - 500);
-  auto decoded = DecodeDelayedRecord(a.encoded);
+  auto decoded = DecodeDelayedRecord(a.encoded.bytes());
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(*decoded, a.record);
 }

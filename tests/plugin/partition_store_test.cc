@@ -57,7 +57,7 @@ class PartitionStoreTest : public ::testing::Test {
     std::vector<int64_t> offsets;
     auto result = PreloadStore(
         store, horizon_second, budget,
-        [&offsets](RecordPosition, DelayedRecord&& r) { offsets.push_back(r.source_offset); },
+        [&offsets](RecordPosition, EncodedRecord&& r) { offsets.push_back(r.source_offset()); },
         [](const std::string& what) { ADD_FAILURE() << what; });
     EXPECT_TRUE(result.ok()) << result.status().ToString();
     if (result.ok()) {
@@ -193,7 +193,7 @@ TEST_F(PartitionStoreTest, PreloaderRetriesASecondItCannotReadForNowAndSkipsNoth
   std::vector<int64_t> loaded;
   auto result = PreloadStore(
       *store, now / 1000 + 5, 1'000'000,
-      [&loaded](RecordPosition, DelayedRecord&& r) { loaded.push_back(r.source_offset); },
+      [&loaded](RecordPosition, EncodedRecord&& r) { loaded.push_back(r.source_offset()); },
       [](const std::string& what) { ADD_FAILURE() << "reported as damage: " << what; });
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
@@ -317,8 +317,8 @@ TEST_F(PartitionStoreTest, AfterTheClockSteppedBackRecordsAreLoadedWithTheTimeTh
   std::vector<std::pair<RecordPosition, int64_t>> loaded;        // position, time asked for
   auto result = PreloadStore(
       *store, store->PreloadHorizonSecond(now, 5), 1'000'000,
-      [&loaded](RecordPosition position, DelayedRecord&& r) {
-        loaded.emplace_back(position, r.requested_deliver_at_ms);
+      [&loaded](RecordPosition position, EncodedRecord&& r) {
+        loaded.emplace_back(position, r.requested_deliver_at_ms());
       },
       [](const std::string& what) { ADD_FAILURE() << what; });
   ASSERT_TRUE(result.ok()) << result.status().ToString();
@@ -460,7 +460,7 @@ TEST_F(PartitionStoreTest, ARebuildFromTheCommittedProgressKeepsEveryUndelivered
         // in position order, and a few acknowledgements are still missing.
         auto result = PreloadStore(
             a, now / 1000 + 5, 1'000'000,
-            [&loaded](RecordPosition p, DelayedRecord&& d) { loaded[p] = d.source_offset; },
+            [&loaded](RecordPosition p, EncodedRecord&& d) { loaded[p] = d.source_offset(); },
             [](const std::string& what) { ADD_FAILURE() << what; });
         ASSERT_TRUE(result.ok());
         const int64_t delivered_until = now - static_cast<int64_t>(rng() % 2000);
@@ -575,7 +575,7 @@ TEST_F(PartitionStoreTest, ExactlyOnceCommitsDescribeExactlyWhatCommittedTransac
       // except (rarely) one that must wait (the producer's queue was full).
       auto result = PreloadStore(
           a, now / 1000 + 5, 1'000'000,
-          [&loaded](RecordPosition p, DelayedRecord&& d) { loaded[p] = d.source_offset; },
+          [&loaded](RecordPosition p, EncodedRecord&& d) { loaded[p] = d.source_offset(); },
           [](const std::string& what) { ADD_FAILURE() << what; });
       ASSERT_TRUE(result.ok());
       const int64_t cut_ms = now;

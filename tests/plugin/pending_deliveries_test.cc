@@ -8,10 +8,15 @@ namespace delaybridge::plugin {
 namespace {
 
 PendingDelivery Delivery(int64_t deliver_at_ms) {
-  PendingDelivery d;
-  d.store = TopicPartitionId{"delayed", 0};
-  d.position = RecordPosition{deliver_at_ms, 0};
-  return d;
+  DelayedRecord r;
+  r.requested_deliver_at_ms = deliver_at_ms;
+  return PendingDelivery{TopicPartitionId{"delayed", 0},
+                         RecordPosition{deliver_at_ms, 0},
+                         EncodedRecord::Encode(r),
+                         DeliveryForm::kRecord,
+                         0,
+                         false,
+                         {}};
 }
 
 TEST(PendingDeliveriesTest, AddFindRemove) {

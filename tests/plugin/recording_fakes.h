@@ -176,16 +176,16 @@ class FakeHandover final : public RecordHandover {
     std::string entry = "schedule";
     for (const DueRecord& r : records) {
       entry += " ";
-      entry += std::to_string(r.record.source_offset);
+      entry += std::to_string(r.record.source_offset());
     }
     calls_.push_back(entry);
     for (DueRecord& r : records) scheduled.push_back(std::move(r));
   }
-  void ProduceNow(TopicPartitionId store, DelayedRecord record, DeliveryForm form) override {
+  void ProduceNow(TopicPartitionId store, EncodedRecord record, DeliveryForm form) override {
     std::string entry = form == DeliveryForm::kDeadLetter ? "dead letter " : "produce now ";
-    entry += std::to_string(record.source_offset);
+    entry += std::to_string(record.source_offset());
     calls_.push_back(entry);
-    produced_now.push_back({std::move(store), std::move(record), form});
+    produced_now.push_back({std::move(store), record.Decode(), form});
   }
   void Cancel(TopicPartitionId store, int64_t target_offset, bool counted) override {
     std::string entry = "cancel ";
