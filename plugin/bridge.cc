@@ -249,7 +249,7 @@ void Bridge::ArmConsumerWakeup() {
 // Records accepted for a second that is already preloaded go to memory at once, so a backlog
 // of overdue records (after downtime) could fill memory faster than deliveries drain it.
 // Consumption pauses at max_preloaded_records in memory and resumes below half of it.
-// Consumption also pauses while records a store could not take wait (HoldRecord).
+// Consumption also pauses while records a store could not take wait (IngestPipeline).
 void Bridge::ApplyBackpressure() {
   const size_t in_memory = deliverer_->in_memory();
   const size_t held = ingest_->held();
@@ -317,10 +317,10 @@ Result<std::map<TopicPartitionId, int64_t>> Bridge::ReopenStores(
     const std::vector<TopicPartitionId>& dropped, const std::vector<TopicPartitionId>& reload) {
   ingest_->DropHeld(dropped);  // reading moves back to the last committed transaction
   auto starts = assigner_->Open(reload);
-  if (!starts.ok()) {
-    Fail(starts.status());
-    return Status::Unavailable("the bridge is stopping");
-  }
+  if (!starts.ok()) Fail(starts.status());
+  // After any failure, this one or one before the rollback, the cutter must give up rather than
+  // go on committing.
+  if (exit_code_ != 0) return Status::Unavailable("the bridge is stopping");
   boost::asio::post(io_, [this] { Preload(); });
   return starts;
 }
@@ -594,11 +594,11 @@ std::map<TopicPartitionId, int64_t> Bridge::OnAssigned(
   const bool held = config_.exactly_once() && !transaction_failed() && !partitions.empty() &&
                     cutter_->Cut(false, false) == TransactionCutter::CutResult::kCommitted;
   auto starts = assigner_->Open(partitions);
+  if (held) deliverer_->Resume();
   if (!starts.ok()) {
     Fail(starts.status());
     return {};
   }
-  if (held) deliverer_->Resume();
   // Start loading the new stores without waiting for the next preload tick.
   boost::asio::post(io_, [this] { Preload(); });
   return std::move(starts).value();

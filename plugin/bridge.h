@@ -125,7 +125,6 @@ class Bridge final : public RebalanceListener {
   const std::string bootstrap_servers_;
   Logger& logger_;
   const Clock& clock_;
-  IngestPolicy policy_;
 
   boost::asio::io_context io_;
   boost::asio::signal_set signals_;

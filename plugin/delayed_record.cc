@@ -167,6 +167,8 @@ Result<DelayedRecordView> ViewDelayedRecord(std::string_view bytes) {
   if (!r.NullableBytes(&rec.key)) return Truncated("key", r.pos());
   if (!r.NullableBytes(&rec.value)) return Truncated("value", r.pos());
   if (!r.U32(&rec.header_count)) return Truncated("header count", r.pos());
+  // Each header takes at least 8 bytes.
+  if (rec.header_count > (bytes.size() - r.pos()) / 8) return Truncated("header count", r.pos());
   const size_t headers_at = r.pos();
   for (uint32_t i = 0; i < rec.header_count; ++i) {
     std::string_view name;

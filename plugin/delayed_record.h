@@ -50,7 +50,8 @@ struct DelayedRecord {
 
 // A valid encoding read in place: every field a view into the bytes it was read from, which
 // must outlive it. Reading it allocates nothing, so a record can wait in memory as its encoding
-// and be produced from it.
+// and be produced from it. Made by ViewDelayedRecord only: ForEachHeader and ToDelayedRecord trust
+// its header fields.
 struct DelayedRecordView {
   std::string_view target_topic;
   std::optional<std::string_view> key;

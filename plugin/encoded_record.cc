@@ -1,6 +1,7 @@
 #include "plugin/encoded_record.h"
 
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 namespace delaybridge::plugin {
@@ -26,6 +27,7 @@ EncodedRecord EncodedRecord::Encode(const DelayedRecord& record) {
 }
 
 int64_t EncodedRecord::FixedAt(size_t at) const {
+  assert(bytes_.size() >= at + 8);  // a valid encoding, not a moved-from one
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(bytes_[at + i]);
   return static_cast<int64_t>(v);
