@@ -6,22 +6,12 @@
 
 #include <random>
 
+#include "tests/plugin/stored_records.h"
+
 namespace delaybridge::plugin {
 namespace {
 
-DelayedRecord Sample() {
-  DelayedRecord r;
-  r.target_topic = "delivered";
-  r.key = std::string("key\0with-nul", 12);
-  r.value = std::string(1000, 'v');
-  r.headers = {{"trace", "abc"}, {"null-header", std::nullopt}, {"empty", ""}, {"trace", "dup"}};
-  r.source_topic = "delayed";
-  r.source_partition = 7;
-  r.source_offset = 123'456'789'012;
-  r.source_timestamp_ms = 1'800'000'000'000;
-  r.requested_deliver_at_ms = 1'800'000'005'000;
-  return r;
-}
+DelayedRecord Sample() { return RecordWithEveryFieldKind(); }
 
 TEST(DelayedRecordTest, RoundTripsEveryField) {
   const DelayedRecord r = Sample();

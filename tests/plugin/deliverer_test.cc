@@ -42,6 +42,10 @@ DelayedRecord Record(const std::string& topic, int64_t source_offset, int64_t de
   return r;
 }
 
+DueRecord Due(const TopicPartitionId& store, RecordPosition position, const DelayedRecord& record) {
+  return DueRecord{store, position, EncodedRecord::Encode(record)};
+}
+
 class DelivererTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -127,8 +131,8 @@ TEST_F(DelivererTest, ProducesWhenDueAndAcknowledgesPositions) {
   for (int i = 0; i < 20; ++i) {
     const int64_t at_ms = now_ms + 100 + 20 * (i % 5);
     const TopicPartitionId& store = i % 2 ? kStoreB : kStoreA;
-    due.push_back(DueRecord{store, RecordPosition{at_ms, static_cast<uint32_t>(i)},
-                            EncodedRecord::Encode(Record(kTarget, i, at_ms))});
+    due.push_back(
+        Due(store, RecordPosition{at_ms, static_cast<uint32_t>(i)}, Record(kTarget, i, at_ms)));
   }
   deliverer_->Schedule(std::move(due));
   EXPECT_EQ(deliverer_->in_memory(), 20u);
@@ -167,7 +171,7 @@ TEST_F(DelivererTest, ARecordPlacedLaterThanItAskedIsDeliveredWhenItAsked) {
   const int64_t asked_ms = clock_.now_ms() + 200;
   const RecordPosition placed{clock_.now_ms() + 3'600'000, 7};
   std::vector<DueRecord> due;
-  due.push_back(DueRecord{kStoreA, placed, EncodedRecord::Encode(Record(kTarget, 1, asked_ms))});
+  due.push_back(Due(kStoreA, placed, Record(kTarget, 1, asked_ms)));
   deliverer_->Schedule(std::move(due));
 
   AckBatch acks = AwaitAcks(1, 0);
@@ -183,11 +187,10 @@ TEST_F(DelivererTest, ReleaseDropsTheStoresRecordsOnly) {
   const int64_t soon_ms = clock_.now_ms() + 300;
   std::vector<DueRecord> due;
   for (int i = 0; i < 5; ++i) {
-    due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, static_cast<uint32_t>(i)},
-                            EncodedRecord::Encode(Record(kTarget, i, later_ms))});
+    due.push_back(Due(kStoreA, RecordPosition{later_ms, static_cast<uint32_t>(i)},
+                      Record(kTarget, i, later_ms)));
   }
-  due.push_back(DueRecord{kStoreB, RecordPosition{soon_ms, 0},
-                          EncodedRecord::Encode(Record(kTarget, 99, soon_ms))});
+  due.push_back(Due(kStoreB, RecordPosition{soon_ms, 0}, Record(kTarget, 99, soon_ms)));
   deliverer_->Schedule(std::move(due));
 
   const Deliverer::ReleaseResult released = deliverer_->Release({kStoreA}, 5000);
@@ -209,19 +212,13 @@ TEST_F(DelivererTest, CancelDropsAWaitingRecordAndAnswersEveryCancel) {
   const int64_t soon_ms = clock_.now_ms() + 300;
   const int64_t later_ms = clock_.now_ms() + 600;
   std::vector<DueRecord> due;
-  due.push_back(DueRecord{kStoreA, RecordPosition{soon_ms, 0},
-                          EncodedRecord::Encode(Record(kTarget, 1, soon_ms))});
-  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 0},
-                          EncodedRecord::Encode(Record(kTarget, 2, later_ms))});
-  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 1},
-                          EncodedRecord::Encode(Record(kTarget, 3, later_ms))});
-  due.push_back(DueRecord{kStoreB, RecordPosition{later_ms, 0},
-                          EncodedRecord::Encode(Record(kTarget, 4, later_ms))});
+  due.push_back(Due(kStoreA, RecordPosition{soon_ms, 0}, Record(kTarget, 1, soon_ms)));
+  due.push_back(Due(kStoreA, RecordPosition{later_ms, 0}, Record(kTarget, 2, later_ms)));
+  due.push_back(Due(kStoreA, RecordPosition{later_ms, 1}, Record(kTarget, 3, later_ms)));
+  due.push_back(Due(kStoreB, RecordPosition{later_ms, 0}, Record(kTarget, 4, later_ms)));
   // A record stored twice (after a crash): both copies go.
-  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 2},
-                          EncodedRecord::Encode(Record(kTarget, 5, later_ms))});
-  due.push_back(DueRecord{kStoreA, RecordPosition{later_ms, 3},
-                          EncodedRecord::Encode(Record(kTarget, 5, later_ms))});
+  due.push_back(Due(kStoreA, RecordPosition{later_ms, 2}, Record(kTarget, 5, later_ms)));
+  due.push_back(Due(kStoreA, RecordPosition{later_ms, 3}, Record(kTarget, 5, later_ms)));
   deliverer_->Schedule(std::move(due));
   deliverer_->Cancel(kStoreA, 5, false);
   deliverer_->Cancel(kStoreA, 2, false);
@@ -260,11 +257,10 @@ TEST_F(DelivererTest, ReleaseWaitsOnlyForTheReleasedStoresRecords) {
   ASSERT_TRUE(cluster_->SetPartitionLed(kStuck, 0, false).ok());
   const int64_t now_ms = clock_.now_ms();
   std::vector<DueRecord> due;
-  due.push_back(DueRecord{kStoreB, RecordPosition{now_ms, 0},
-                          EncodedRecord::Encode(Record(kStuck, 50, now_ms))});
+  due.push_back(Due(kStoreB, RecordPosition{now_ms, 0}, Record(kStuck, 50, now_ms)));
   for (int i = 0; i < 10; ++i) {
-    due.push_back(DueRecord{kStoreA, RecordPosition{now_ms, static_cast<uint32_t>(i)},
-                            EncodedRecord::Encode(Record(kTarget, i, now_ms))});
+    due.push_back(
+        Due(kStoreA, RecordPosition{now_ms, static_cast<uint32_t>(i)}, Record(kTarget, i, now_ms)));
   }
   deliverer_->Schedule(std::move(due));
   AckBatch acks = AwaitAcks(10, 0);
@@ -300,8 +296,8 @@ TEST_F(DelivererTest, ARecordItsTargetRefusesGoesToTheDeadLetterTopicReducedIfNe
   DelayedRecord large = Record(kTarget, 2, now_ms);
   large.value = std::string(5000, 'v');
   std::vector<DueRecord> due;
-  due.push_back(DueRecord{kStoreA, RecordPosition{now_ms, 0}, EncodedRecord::Encode(small)});
-  due.push_back(DueRecord{kStoreA, RecordPosition{now_ms, 1}, EncodedRecord::Encode(large)});
+  due.push_back(Due(kStoreA, RecordPosition{now_ms, 0}, small));
+  due.push_back(Due(kStoreA, RecordPosition{now_ms, 1}, large));
   deliverer_->Schedule(std::move(due));
 
   // Both settle by position: the refused one is finished once its dead letter is acknowledged.
@@ -352,8 +348,8 @@ TEST_F(DelivererTest, StopWaitsForWhatIsInFlightAndIsIdempotent) {
   const int64_t now_ms = clock_.now_ms();
   std::vector<DueRecord> due;
   for (int i = 0; i < 50; ++i) {
-    due.push_back(DueRecord{kStoreA, RecordPosition{now_ms, static_cast<uint32_t>(i)},
-                            EncodedRecord::Encode(Record(kTarget, i, now_ms))});
+    due.push_back(
+        Due(kStoreA, RecordPosition{now_ms, static_cast<uint32_t>(i)}, Record(kTarget, i, now_ms)));
   }
   deliverer_->Schedule(std::move(due));
   AwaitAcks(1, 0);  // the first ones are out

@@ -8,22 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/plugin/stored_records.h"
+
 namespace delaybridge::plugin {
 namespace {
 
-DelayedRecord Sample() {
-  DelayedRecord r;
-  r.target_topic = "delivered";
-  r.key = std::nullopt;
-  r.value = std::string("v\0alue", 6);
-  r.headers = {{"trace", "t1"}, {"empty", ""}, {"null", std::nullopt}};
-  r.source_topic = "delayed";
-  r.source_partition = 3;
-  r.source_offset = 1'234'567'890'123;
-  r.source_timestamp_ms = 1'800'000'000'500;
-  r.requested_deliver_at_ms = 1'800'000'000'000;
-  return r;
-}
+DelayedRecord Sample() { return RecordWithEveryFieldKind(); }
 
 TEST(EncodedRecordTest, ReadsEveryFieldFromTheEncoding) {
   const DelayedRecord r = Sample();
@@ -38,8 +28,8 @@ TEST(EncodedRecordTest, ReadsEveryFieldFromTheEncoding) {
 
   const DelayedRecordView v = e.view();
   EXPECT_EQ(v.target_topic, "delivered");
-  EXPECT_FALSE(v.key.has_value());
-  EXPECT_EQ(v.value, std::optional<std::string_view>(std::string_view("v\0alue", 6)));
+  EXPECT_EQ(v.key, std::optional<std::string_view>(std::string_view("key\0with-nul", 12)));
+  EXPECT_EQ(v.value, std::optional<std::string_view>(std::string(1000, 'v')));
   std::vector<KafkaHeader> headers;
   v.ForEachHeader([&headers](std::string_view name, const std::optional<std::string_view>& value) {
     headers.push_back(
@@ -48,10 +38,14 @@ TEST(EncodedRecordTest, ReadsEveryFieldFromTheEncoding) {
   EXPECT_EQ(headers, r.headers);
 }
 
-TEST(EncodedRecordTest, ANegativeTimestampReadsBack) {
+TEST(EncodedRecordTest, ANullKeyAndANegativeTimestampReadBack) {
   DelayedRecord r = Sample();
+  r.key = std::nullopt;
   r.source_timestamp_ms = -1;  // the source record had none
-  EXPECT_EQ(EncodedRecord::Encode(r).source_timestamp_ms(), -1);
+  const EncodedRecord e = EncodedRecord::Encode(r);
+  EXPECT_EQ(e.source_timestamp_ms(), -1);
+  EXPECT_FALSE(e.view().key.has_value());
+  EXPECT_EQ(e.Decode(), r);
 }
 
 TEST(EncodedRecordTest, BytesAsStoredAreCheckedWhenTheRecordIsMade) {
