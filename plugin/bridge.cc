@@ -334,12 +334,11 @@ void Bridge::Preload() {
   for (auto& [id, store] : stores_) {
     assigner_->ReleaseDeliveriesWhenReadToTheEnd(*store, ingest_->held() > 0);
     if (!store->delivers()) continue;
-    const size_t in_memory = deliverer_->in_memory();
-    if (in_memory >= config_.max_preloaded_records) break;  // wait for deliveries
     std::vector<DueRecord> due;
     auto result = PreloadStore(
-        *store, store->PreloadHorizonSecond(now_ms, config_.preload_seconds),
-        config_.max_preloaded_records - in_memory,
+        *store,
+        BridgePreloadReach(*store, now_ms, config_.preload_seconds, deliverer_->in_memory(),
+                           config_.max_preloaded_records),
         [this, &due, &id = id](RecordPosition position, EncodedRecord&& record) {
           due.push_back(DueRecord{id, position, std::move(record)});
           // In slices: a walk of a million records would otherwise hold them twice at once, in

@@ -1,5 +1,6 @@
 #include "plugin/preloader.h"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_set>
 #include <vector>
@@ -64,12 +65,24 @@ bool LoadSecond(PartitionStore& store, int64_t second,
 
 }  // namespace
 
+PreloadReach BridgePreloadReach(const PartitionStore& store, int64_t now_ms,
+                                int64_t lookahead_seconds, size_t in_memory, size_t max_in_memory) {
+  const size_t ahead_room = max_in_memory / 2;
+  return PreloadReach{
+      .due_second = store.PreloadHorizonSecond(now_ms, std::min<int64_t>(1, lookahead_seconds)),
+      .due_budget = in_memory < max_in_memory ? max_in_memory - in_memory : 0,
+      .horizon_second = store.PreloadHorizonSecond(now_ms, lookahead_seconds),
+      .ahead_budget = in_memory < ahead_room ? ahead_room - in_memory : 0,
+  };
+}
+
 Result<PreloadResult> PreloadStore(
-    PartitionStore& store, int64_t horizon_second, size_t budget,
+    PartitionStore& store, const PreloadReach& reach,
     const std::function<void(RecordPosition, EncodedRecord&&)>& on_record,
     const std::function<void(const std::string&)>& on_corrupt) {
   PreloadResult result;
-  while (store.preloaded_until_second() < horizon_second && result.loaded < budget) {
+  const int64_t horizon_second = std::max(reach.due_second, reach.horizon_second);
+  while (store.preloaded_until_second() < horizon_second) {
     auto next = store.log().NextNonEmptySecond(store.preloaded_until_second(), horizon_second);
     if (!next.ok() && next.status().code() != Status::Code::kCorruption) {
       result.retry = next.status().WithContext("find the next second");
@@ -81,6 +94,11 @@ Result<PreloadResult> PreloadStore(
       break;
     }
     const int64_t second = **next;
+    const size_t budget = second < reach.due_second ? reach.due_budget : reach.ahead_budget;
+    if (result.loaded >= budget) {
+      store.set_preloaded_until_second(second);  // the seconds before it are empty
+      break;
+    }
     if (!LoadSecond(store, second, on_record, on_corrupt, &result)) break;
     store.set_preloaded_until_second(second + 1);
   }

@@ -202,6 +202,12 @@ bridge_stop() {
 
 # proc_kb FIELD: VmRSS or VmHWM of the bridge, in kB.
 proc_kb() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$bridge_pid/status"; }
+# peak_kb: the bridge's peak RSS since it started or since the last peak_kb, in kB (writing 5 to
+# clear_refs resets VmHWM to the current RSS), so each phase of a run gets its own peak.
+peak_kb() {
+  proc_kb VmHWM
+  echo 5 >"/proc/$bridge_pid/clear_refs"
+}
 mb() { awk -v kb="$1" 'BEGIN { printf "%.1f", kb / 1024 }'; }
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$bridge_pid/stat"; }
 du_mb() { du -sb "$1" | awk '{ printf "%.1f", $1 / 1048576 }'; }
@@ -239,12 +245,14 @@ run_throughput() {
   perf_start bridge_max
   load bridge_max "${max_rate_x[@]}" --delay-topic bench.delayed --target-topic bench.delivered \
     --count "$records" --payload-bytes "$payload" --delay fixed:1s --timeout 120s
-  local cpu_after
+  local cpu_after peak_max_kb peak_drain_kb peak_half_kb
   cpu_after=$(cpu_s)
+  peak_max_kb=$(peak_kb)
   perf_stop
   log "bridge: drain $records records all due ${drain_due_s} s after producing starts"
   load bridge_drain "${max_rate_x[@]}" --delay-topic bench.delayed --target-topic bench.delivered \
     --count "$records" --payload-bytes "$payload" --due-together "${drain_due_s}s" --timeout 120s
+  peak_drain_kb=$(peak_kb)
 
   local bridge_rate half_rate
   bridge_rate=$(json "$work_dir/bridge_max.json" 'd["delivery_rate_per_s"]')
@@ -254,16 +262,16 @@ run_throughput() {
   load bridge_half --delay-topic bench.delayed --target-topic bench.delivered \
     --rate "$half_rate" --duration "${lateness_s}s" --payload-bytes "$payload" \
     --delay uniform:1s..10s --headers mixed --timeout 60s
+  peak_half_kb=$(peak_kb)
   perf_stop
   load baseline_half --mode passthrough --delay-topic pipe.in --target-topic pipe.out \
     --rate "$half_rate" --duration "${lateness_s}s" --payload-bytes "$payload" --timeout 60s
 
-  local rss_kb hwm_kb delaylog
+  local rss_kb delaylog
   rss_kb=$(proc_kb VmRSS)
-  hwm_kb=$(proc_kb VmHWM)
   delaylog=$(du_mb "$(data_dir bridge)")
   bridge_stop
-  print_throughput_table "$rss_kb" "$hwm_kb" "$delaylog" \
+  print_throughput_table "$rss_kb" "$peak_max_kb,$peak_drain_kb,$peak_half_kb" "$delaylog" \
     "$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.2f", b - a }')"
 }
 
@@ -312,7 +320,8 @@ print_throughput_table() {
   local w=$work_dir
   python3 - "$w" "$records" "$payload" "$1" "$2" "$3" "$4" <<'EOF'
 import json, sys
-w, records, payload, rss_kb, hwm_kb, delaylog_mb, cpu_s = sys.argv[1:]
+w, records, payload, rss_kb, peaks_kb, delaylog_mb, cpu_s = sys.argv[1:]
+peak_mb = [int(kb) / 1024 for kb in peaks_kb.split(",")]
 names = ("baseline_max", "bridge_max", "baseline_drain", "bridge_drain", "baseline_half", "bridge_half")
 r = {n: json.load(open(f"{w}/{n}.json")) for n in names}
 rate = lambda n: r[n]["delivery_rate_per_s"]
@@ -332,7 +341,8 @@ for n in ("bridge_half", "baseline_half"):
     for m, label in (("lateness_broker_ms", "broker LogAppendTime"), ("lateness_consume_ms", "consumer receive")):
         l = d[m]
         print(f"| {n} | {label} | {l['count']} | {l['p50']:.3f} | {l['p90']:.3f} | {l['p99']:.3f} | {l['p999']:.3f} | {l['max']:.3f} | {l['early']} | {d['lost']} | {d['duplicates']} |")
-print(f"\nbridge RSS {int(rss_kb)/1024:.1f} MB (peak VmHWM {int(hwm_kb)/1024:.1f} MB), DelayLog {delaylog_mb} MB")
+print(f"\nbridge peak RSS (VmHWM) while ingesting at max rate {peak_mb[0]:.1f} MB, draining {peak_mb[1]:.1f} MB, "
+      f"at 50% {peak_mb[2]:.1f} MB (peak {max(peak_mb):.1f} MB); RSS after {int(rss_kb)/1024:.1f} MB; DelayLog {delaylog_mb} MB")
 EOF
 }
 

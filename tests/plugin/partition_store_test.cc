@@ -30,6 +30,11 @@
 namespace delaybridge::plugin {
 namespace {
 
+// Every second before horizon_second, while fewer than budget records were loaded.
+PreloadReach UpTo(int64_t horizon_second, size_t budget = 1'000'000) {
+  return PreloadReach{horizon_second, budget, horizon_second, budget};
+}
+
 class PartitionStoreTest : public ::testing::Test {
  protected:
   std::unique_ptr<PartitionStore> Open(int64_t now_ms,
@@ -54,9 +59,12 @@ class PartitionStoreTest : public ::testing::Test {
   // Preloads up to horizon_second and returns the source offsets loaded, in order.
   std::vector<int64_t> Preload(PartitionStore& store, int64_t horizon_second,
                                size_t budget = 1'000'000) {
+    return Preload(store, UpTo(horizon_second, budget));
+  }
+  std::vector<int64_t> Preload(PartitionStore& store, const PreloadReach& reach) {
     std::vector<int64_t> offsets;
     auto result = PreloadStore(
-        store, horizon_second, budget,
+        store, reach,
         [&offsets](RecordPosition, EncodedRecord&& r) { offsets.push_back(r.source_offset()); },
         [](const std::string& what) { ADD_FAILURE() << what; });
     EXPECT_TRUE(result.ok()) << result.status().ToString();
@@ -170,6 +178,44 @@ TEST_F(PartitionStoreTest, PreloadBudgetStopsAfterAWholeSecond) {
   EXPECT_EQ(Preload(*store, now / 1000 + 5, 2), (std::vector<int64_t>{3}));
 }
 
+// Seconds about to fall due are loaded up to the memory bound, later ones only while memory is
+// below half of it, so records appended to loaded seconds have room before consumption pauses.
+TEST_F(PartitionStoreTest, WhenMemoryIsShortOnlyTheSecondsAboutToFallDueAreLoaded) {
+  const int64_t now = kHourStartMs + 500;
+  auto store = Open(now);
+  Append(*store, 0, now + 300, now);   // this second
+  Append(*store, 1, now + 900, now);   // the next
+  Append(*store, 2, now + 1600, now);  // two seconds ahead
+  Append(*store, 3, now + 4000, now);
+  ASSERT_TRUE(store->Sync().ok());
+  const int64_t s = now / 1000;
+
+  // 60 of 100 held: past half the bound, so nothing ahead; the next two seconds still load.
+  PreloadReach reach = BridgePreloadReach(*store, now, 5, 60, 100);
+  EXPECT_EQ(reach.due_second, s + 2);
+  EXPECT_EQ(reach.due_budget, 40u);
+  EXPECT_EQ(reach.horizon_second, s + 6);
+  EXPECT_EQ(reach.ahead_budget, 0u);
+  EXPECT_EQ(Preload(*store, reach), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(store->preloaded_until_second(), s + 2);
+  // Appended ahead of what is loaded: on disk only, the preloader will find it.
+  EXPECT_EQ(Append(*store, 4, now + 1700, now), std::nullopt);
+
+  // A second later, memory is below half the bound: the lookahead grows back.
+  reach = BridgePreloadReach(*store, now + 1000, 5, 10, 100);
+  EXPECT_EQ(reach.ahead_budget, 40u);
+  EXPECT_EQ(Preload(*store, reach), (std::vector<int64_t>{2, 4, 3}));
+  EXPECT_EQ(store->preloaded_until_second(), s + 7);
+
+  // At the bound nothing more is loaded, not even what falls due: consumption is paused then,
+  // and deliveries make room.
+  Append(*store, 5, now + 7000, now + 6000);
+  ASSERT_TRUE(store->Sync().ok());
+  EXPECT_TRUE(Preload(*store, BridgePreloadReach(*store, now + 6000, 5, 100, 100)).empty());
+  EXPECT_EQ(Preload(*store, BridgePreloadReach(*store, now + 6000, 5, 99, 100)),
+            (std::vector<int64_t>{5}));
+}
+
 // Out of descriptors (or any I/O error) is not damage: skipping the second would let the
 // checkpoint pass its records and retention delete them.
 TEST_F(PartitionStoreTest, PreloaderRetriesASecondItCannotReadForNowAndSkipsNothing) {
@@ -192,7 +238,7 @@ TEST_F(PartitionStoreTest, PreloaderRetriesASecondItCannotReadForNowAndSkipsNoth
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &exhausted), 0);
   std::vector<int64_t> loaded;
   auto result = PreloadStore(
-      *store, now / 1000 + 5, 1'000'000,
+      *store, UpTo(now / 1000 + 5),
       [&loaded](RecordPosition, EncodedRecord&& r) { loaded.push_back(r.source_offset()); },
       [](const std::string& what) { ADD_FAILURE() << "reported as damage: " << what; });
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
@@ -316,7 +362,7 @@ TEST_F(PartitionStoreTest, AfterTheClockSteppedBackRecordsAreLoadedWithTheTimeTh
   EXPECT_FALSE(Append(*store, 1, now + 2000, now).has_value());  // placed at the checkpoint
   std::vector<std::pair<RecordPosition, int64_t>> loaded;        // position, time asked for
   auto result = PreloadStore(
-      *store, store->PreloadHorizonSecond(now, 5), 1'000'000,
+      *store, UpTo(store->PreloadHorizonSecond(now, 5)),
       [&loaded](RecordPosition position, EncodedRecord&& r) {
         loaded.emplace_back(position, r.requested_deliver_at_ms());
       },
@@ -459,7 +505,7 @@ TEST_F(PartitionStoreTest, ARebuildFromTheCommittedProgressKeepsEveryUndelivered
         // The preloader loads what came within reach; deliveries run 0-2 s behind the clock,
         // in position order, and a few acknowledgements are still missing.
         auto result = PreloadStore(
-            a, now / 1000 + 5, 1'000'000,
+            a, UpTo(now / 1000 + 5),
             [&loaded](RecordPosition p, EncodedRecord&& d) { loaded[p] = d.source_offset(); },
             [](const std::string& what) { ADD_FAILURE() << what; });
         ASSERT_TRUE(result.ok());
@@ -574,7 +620,7 @@ TEST_F(PartitionStoreTest, ExactlyOnceCommitsDescribeExactlyWhatCommittedTransac
       // The preloader loads what came within reach; the delivery thread produces what is due,
       // except (rarely) one that must wait (the producer's queue was full).
       auto result = PreloadStore(
-          a, now / 1000 + 5, 1'000'000,
+          a, UpTo(now / 1000 + 5),
           [&loaded](RecordPosition p, EncodedRecord&& d) { loaded[p] = d.source_offset(); },
           [](const std::string& what) { ADD_FAILURE() << what; });
       ASSERT_TRUE(result.ok());
