@@ -9,10 +9,14 @@
 #   produced as fast as possible, due 1 s later: min of producer and pipeline) and "drain"
 #   (all records due at the same instant, BENCH_DRAIN_DUE_S after producing starts: how fast
 #   the deliverer empties a backlog, producer excluded). Then lateness of both at 50% of the
-#   bridge's sustained rate, bridge RSS and DelayLog bytes.
+#   bridge's sustained rate (the baseline then a pipe process of its own, see lateness) with
+#   the CPU time of both, bridge RSS and DelayLog bytes.
 # lateness: the bridge and the baseline side by side at each rate of BENCH_RATES (delays
-#   uniform 1..10 s, mixed header styles, BENCH_LATENESS_S seconds per run): lateness
-#   percentiles of both, so the bridge's share of the lateness shows at every load.
+#   uniform 1..10 s, mixed header styles, BENCH_LATENESS_S seconds' worth of records per run):
+#   lateness percentiles of both, so the bridge's share of the lateness shows at every load;
+#   and the CPU time of both per delivered record. The baseline here is the pipe as a process of
+#   its own (delaybridge-load --mode pipe), fed and measured by delaybridge-load in bridge mode
+#   exactly as the bridge is, so the CPU time of each is read from /proc/PID/stat over its run.
 # scale: fills a fresh bridge with BENCH_SCALE_TOTAL records due 1 h..30 d ahead (small
 #   payloads), reports RSS at 1M, 5M and 10M pending (counted once the bridge's consumer group
 #   has committed them), then restarts the bridge (SIGTERM, start) and times how long until
@@ -40,7 +44,7 @@
 #   BENCH_PARTITIONS      partitions per topic [4]
 #   BENCH_RECORDS         records per max-rate run [500000]
 #   BENCH_PAYLOAD         value bytes of throughput records [100]
-#   BENCH_LATENESS_S      seconds of the 50%-rate lateness runs [20]
+#   BENCH_LATENESS_S      seconds' worth of records (rate x seconds) of each lateness run [20]
 #   BENCH_RATES           rates (rec/s) of the lateness mode [2000 10000 25000 50000 75000]
 #   BENCH_DRAIN_DUE_S     drain runs: seconds from producing start to the shared due time [25]
 #   BENCH_SCALE_TOTAL     pending records of the scale run [10000000]
@@ -95,6 +99,7 @@ bootstrap=127.0.0.1:$port
 load_bin=$build_dir/bin/delaybridge-load
 bridge_bin=$build_dir/bin/delaybridge
 bridge_pid=""
+pipe_pid=""
 
 log() { echo "bench-e2e: $*" >&2; }
 die() {
@@ -118,6 +123,7 @@ kafka() { KAFKA_PORT=$port KAFKA_STATE_DIR=$work_dir/kafka bash "$repo_root/scri
 
 cleanup() {
   [[ -n $bridge_pid ]] && bridge_stop
+  [[ -n $pipe_pid ]] && kill -TERM "$pipe_pid" 2>/dev/null
   kafka down >/dev/null 2>&1 || true
 }
 
@@ -200,6 +206,32 @@ bridge_stop() {
   bridge_pid=""
 }
 
+# pipe_start NAME: the pass-through pipe pipe.in -> pipe.out as a process of its own
+# (delaybridge-load --mode pipe), so that its CPU time is read like the bridge's; returns once it
+# forwards. It prints a ready line, then at the end its --json report, to $work_dir/NAME.out.
+pipe_start() {
+  : >"$work_dir/$1.out"
+  "$load_bin" --mode pipe --bootstrap "$bootstrap" --delay-topic pipe.in --target-topic pipe.out \
+    --json >"$work_dir/$1.out" &
+  pipe_pid=$!
+  local deadline=$((SECONDS + 30))
+  until grep -q 'pipe ready' "$work_dir/$1.out"; do
+    kill -0 "$pipe_pid" 2>/dev/null || die "the pipe exited at start; see $work_dir/$1.out"
+    ((SECONDS < deadline)) || die "the pipe was not ready within 30 s"
+    sleep 0.1
+  done
+}
+
+# pipe_stop NAME: SIGTERM; the pipe's report (records forwarded) goes to $work_dir/NAME.json.
+pipe_stop() {
+  kill -TERM "$pipe_pid"
+  local rc=0
+  wait "$pipe_pid" || rc=$?
+  pipe_pid=""
+  ((rc == 0)) || die "the pipe exited with $rc; see $work_dir/$1.out"
+  tail -n 1 "$work_dir/$1.out" >"$work_dir/$1.json"
+}
+
 # proc_kb FIELD: VmRSS or VmHWM of the bridge, in kB.
 proc_kb() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$bridge_pid/status"; }
 # peak_kb: the bridge's peak RSS since it started or since the last peak_kb, in kB (writing 5 to
@@ -209,7 +241,10 @@ peak_kb() {
   echo 5 >"/proc/$bridge_pid/clear_refs"
 }
 mb() { awk -v kb="$1" 'BEGIN { printf "%.1f", kb / 1024 }'; }
-cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$bridge_pid/stat"; }
+# cpu_s PID: user + system CPU seconds of the process so far (its threads included).
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
+# cpu_since BEFORE PID FILE: the CPU seconds PID used since cpu_s printed BEFORE, into FILE.
+cpu_since() { awk -v a="$1" -v b="$(cpu_s "$2")" 'BEGIN { printf "%.2f\n", b - a }' >"$3"; }
 du_mb() { du -sb "$1" | awk '{ printf "%.1f", $1 / 1048576 }'; }
 
 machine() {
@@ -240,13 +275,13 @@ run_throughput() {
   write_config bridge bench.delayed bench.delivered delaybridge-bench
   bridge_start bridge
   local cpu_before
-  cpu_before=$(cpu_s)
+  cpu_before=$(cpu_s "$bridge_pid")
   log "bridge: $records records of $payload B, fixed 1 s delay, as fast as possible"
   perf_start bridge_max
   load bridge_max "${max_rate_x[@]}" --delay-topic bench.delayed --target-topic bench.delivered \
     --count "$records" --payload-bytes "$payload" --delay fixed:1s --timeout 120s
-  local cpu_after peak_max_kb peak_drain_kb peak_half_kb
-  cpu_after=$(cpu_s)
+  local peak_max_kb peak_drain_kb peak_half_kb
+  cpu_since "$cpu_before" "$bridge_pid" "$work_dir/bridge_max.cpu_s"
   peak_max_kb=$(peak_kb)
   perf_stop
   log "bridge: drain $records records all due ${drain_due_s} s after producing starts"
@@ -259,20 +294,26 @@ run_throughput() {
   half_rate=$(awk -v r="$bridge_rate" 'BEGIN { printf "%.0f", r / 2 }')
   log "lateness at 50% of the bridge's max rate: $half_rate rec/s for $lateness_s s"
   perf_start bridge_half
+  cpu_before=$(cpu_s "$bridge_pid")
   load bridge_half --delay-topic bench.delayed --target-topic bench.delivered \
-    --rate "$half_rate" --duration "${lateness_s}s" --payload-bytes "$payload" \
+    --rate "$half_rate" --count $((half_rate * lateness_s)) --payload-bytes "$payload" \
     --delay uniform:1s..10s --headers mixed --timeout 60s
+  cpu_since "$cpu_before" "$bridge_pid" "$work_dir/bridge_half.cpu_s"
   peak_half_kb=$(peak_kb)
   perf_stop
-  load baseline_half --mode passthrough --delay-topic pipe.in --target-topic pipe.out \
-    --rate "$half_rate" --duration "${lateness_s}s" --payload-bytes "$payload" --timeout 60s
+  pipe_start pipe_half
+  cpu_before=$(cpu_s "$pipe_pid")
+  load baseline_half --delay-topic pipe.in --target-topic pipe.out \
+    --rate "$half_rate" --count $((half_rate * lateness_s)) --payload-bytes "$payload" --timeout 60s
+  cpu_since "$cpu_before" "$pipe_pid" "$work_dir/pipe_half.cpu_s"
+  pipe_stop pipe_half
 
   local rss_kb delaylog
   rss_kb=$(proc_kb VmRSS)
   delaylog=$(du_mb "$(data_dir bridge)")
   bridge_stop
   print_throughput_table "$rss_kb" "$peak_max_kb,$peak_drain_kb,$peak_half_kb" "$delaylog" \
-    "$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.2f", b - a }')"
+    "$(cat "$work_dir/bridge_max.cpu_s")"
 }
 
 run_lateness() {
@@ -280,39 +321,55 @@ run_lateness() {
   read -r -a rates <<<"${BENCH_RATES:-2000 10000 25000 50000 75000}"
   load lateness_topics --create-topics "$partitions" --create-extra bench.delayed.dlq \
     --delay-topic bench.delayed --target-topic bench.delivered --count 1 --no-consume --warmup 0
-  load lateness_pipe_topics --mode passthrough --create-topics "$partitions" \
-    --delay-topic pipe.in --target-topic pipe.out --count 1 --timeout 60s
+  load lateness_pipe_topics --create-topics "$partitions" --delay-topic pipe.in \
+    --target-topic pipe.out --count 1 --no-consume --warmup 0
   write_config bridge bench.delayed bench.delivered delaybridge-bench
   bridge_start bridge
   local rate
   for rate in "${rates[@]}"; do
     log "lateness at $rate rec/s for $lateness_s s: bridge, then baseline"
-    local cpu_before
-    cpu_before=$(cpu_s)
+    # A count, not a duration, so that the bridge and the pipe handle the same records.
+    local count=$((rate * lateness_s)) cpu_before
+    cpu_before=$(cpu_s "$bridge_pid")
     perf_start "bridge_at_$rate"
     load "bridge_at_$rate" --delay-topic bench.delayed --target-topic bench.delivered \
-      --rate "$rate" --duration "${lateness_s}s" --payload-bytes "$payload" \
+      --rate "$rate" --count "$count" --payload-bytes "$payload" \
       --delay uniform:1s..10s --headers mixed --timeout 60s
     perf_stop
-    awk -v a="$cpu_before" -v b="$(cpu_s)" 'BEGIN { printf "%.2f\n", b - a }' \
-      >"$work_dir/bridge_at_$rate.cpu_s"
-    load "baseline_at_$rate" --mode passthrough --delay-topic pipe.in --target-topic pipe.out \
-      --rate "$rate" --duration "${lateness_s}s" --payload-bytes "$payload" --timeout 60s
+    cpu_since "$cpu_before" "$bridge_pid" "$work_dir/bridge_at_$rate.cpu_s"
+    # The same load against the pipe process: no delay, so each record is due when produced.
+    pipe_start "pipe_at_$rate"
+    cpu_before=$(cpu_s "$pipe_pid")
+    load "baseline_at_$rate" --delay-topic pipe.in --target-topic pipe.out \
+      --rate "$rate" --count "$count" --payload-bytes "$payload" --timeout 60s
+    cpu_since "$cpu_before" "$pipe_pid" "$work_dir/pipe_at_$rate.cpu_s"
+    pipe_stop "pipe_at_$rate"
   done
   bridge_stop
   python3 - "$work_dir" "${rates[@]}" <<'EOF'
 import json, sys
 w, rates = sys.argv[1], sys.argv[2:]
-print("\nlateness by broker LogAppendTime, ms (bridge: delays uniform 1..10 s; baseline: pass-through)")
-print("(bridge CPU s: user + system time of the bridge process during its run)")
-print("| rate rec/s | run | n | p50 | p90 | p99 | p99.9 | max | early | lost | dup | bridge CPU s |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+load = lambda n: json.load(open(f"{w}/{n}.json"))
+cpu = lambda n: float(open(f"{w}/{n}.cpu_s").read())
+print("\nlateness by broker LogAppendTime, ms (bridge: delays uniform 1..10 s; baseline: the pipe process)")
+print("| rate rec/s | run | n | p50 | p90 | p99 | p99.9 | max | early | lost | dup |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for rate in rates:
     for run in ("bridge", "baseline"):
-        d = json.load(open(f"{w}/{run}_at_{rate}.json"))
+        d = load(f"{run}_at_{rate}")
         l = d["lateness_broker_ms"]
-        cpu = open(f"{w}/bridge_at_{rate}.cpu_s").read().strip() if run == "bridge" else "-"
-        print(f"| {rate} | {run} | {l['count']} | {l['p50']:.1f} | {l['p90']:.1f} | {l['p99']:.1f} | {l['p999']:.1f} | {l['max']:.1f} | {l['early']} | {d['lost']} | {d['duplicates']} | {cpu} |")
+        print(f"| {rate} | {run} | {l['count']} | {l['p50']:.1f} | {l['p90']:.1f} | {l['p99']:.1f} | {l['p999']:.1f} | {l['max']:.1f} | {l['early']} | {d['lost']} | {d['duplicates']} |")
+print("\nCPU: user + system time of the bridge process and of the pipe process during their runs")
+print("(from /proc/PID/stat), per record delivered in the run")
+print("| rate rec/s | records bridge | records pipe | bridge CPU s | pipe CPU s | bridge µs/rec | pipe µs/rec | bridge / pipe |")
+print("|---|---|---|---|---|---|---|---|")
+for rate in rates:
+    n_bridge, n_pipe = load(f"bridge_at_{rate}")["delivered"], load(f"baseline_at_{rate}")["delivered"]
+    c_bridge, c_pipe = cpu(f"bridge_at_{rate}"), cpu(f"pipe_at_{rate}")
+    us_bridge = c_bridge * 1e6 / n_bridge if n_bridge else float("nan")
+    us_pipe = c_pipe * 1e6 / n_pipe if n_pipe else float("nan")
+    ratio = us_bridge / us_pipe if us_pipe else float("nan")
+    print(f"| {rate} | {n_bridge} | {n_pipe} | {c_bridge:.2f} | {c_pipe:.2f} | {us_bridge:.1f} | {us_pipe:.1f} | {ratio:.2f} |")
 EOF
 }
 
@@ -341,6 +398,11 @@ for n in ("bridge_half", "baseline_half"):
     for m, label in (("lateness_broker_ms", "broker LogAppendTime"), ("lateness_consume_ms", "consumer receive")):
         l = d[m]
         print(f"| {n} | {label} | {l['count']} | {l['p50']:.3f} | {l['p90']:.3f} | {l['p99']:.3f} | {l['p999']:.3f} | {l['max']:.3f} | {l['early']} | {d['lost']} | {d['duplicates']} |")
+cpu_bridge, cpu_pipe = (float(open(f"{w}/{n}.cpu_s").read()) for n in ("bridge_half", "pipe_half"))
+us_bridge = cpu_bridge * 1e6 / r["bridge_half"]["delivered"]
+us_pipe = cpu_pipe * 1e6 / r["baseline_half"]["delivered"]
+print(f"CPU at 50% (user + system, per record delivered): bridge {cpu_bridge:.2f} s = {us_bridge:.1f} µs, "
+      f"pipe process {cpu_pipe:.2f} s = {us_pipe:.1f} µs; bridge / pipe {us_bridge / us_pipe:.2f}")
 print(f"\nbridge peak RSS (VmHWM) while ingesting at max rate {peak_mb[0]:.1f} MB, draining {peak_mb[1]:.1f} MB, "
       f"at 50% {peak_mb[2]:.1f} MB (peak {max(peak_mb):.1f} MB); RSS after {int(rss_kb)/1024:.1f} MB; DelayLog {delaylog_mb} MB")
 EOF

@@ -77,6 +77,11 @@ void ChildProcess::Stop() {
   }
 }
 
+Result<int> ChildProcess::Terminate(int timeout_ms) {
+  if (running_) kill(pid_, SIGTERM);
+  return WaitForExit(timeout_ms);
+}
+
 std::string ChildProcess::Output() const {
   std::ifstream in(stdout_path_);
   std::stringstream text;

@@ -35,6 +35,10 @@ class ChildProcess {
   // timeout_ms passes first or the child died from a signal.
   Result<int> WaitForExit(int timeout_ms);
 
+  // Sends SIGTERM and waits for the exit as WaitForExit does: for a child that stops cleanly
+  // on SIGTERM and is expected to report something as it does.
+  Result<int> Terminate(int timeout_ms);
+
   // Everything written to stdout so far.
   std::string Output() const;
 

@@ -73,6 +73,19 @@ TEST(LoadOptions, DefaultsAreTheDocumentedOnes) {
   EXPECT_TRUE(options->consume);
 }
 
+TEST(LoadOptions, PipeModeRunsUntilStoppedOrForADuration) {
+  Result<LoadOptions> until_stopped = Parse({"--bootstrap", "b", "--mode", "pipe"});
+  ASSERT_TRUE(until_stopped.ok()) << until_stopped.status().ToString();
+  EXPECT_EQ(until_stopped->mode, LoadMode::kPipe);
+  EXPECT_EQ(until_stopped->duration_ms, 0);
+  Result<LoadOptions> timed =
+      Parse({"--bootstrap", "b", "--mode", "pipe", "--duration", "2m", "-X", "linger.ms=1"});
+  ASSERT_TRUE(timed.ok()) << timed.status().ToString();
+  EXPECT_EQ(timed->duration_ms, 120'000);
+  EXPECT_EQ(timed->rdkafka_overrides.size(), 1u);
+  EXPECT_STREQ(LoadModeName(timed->mode), "pipe");
+}
+
 TEST(LoadOptions, HelpWinsOverEverythingElse) {
   Result<LoadOptions> options = Parse({"--help"});
   ASSERT_TRUE(options.ok());
@@ -106,6 +119,10 @@ TEST(LoadOptions, RejectsBadInputNamingTheFlag) {
       {{"--bootstrap", "b", "--count", "5", "--due-together", "5s", "--delay", "fixed:1s"},
        "exclude"},
       {{"--bootstrap", "b", "--count", "5", "--create-extra", "dlq"}, "--create-topics"},
+      {{"--bootstrap", "b", "--mode", "pipe", "--count", "5"}, "--count"},
+      {{"--bootstrap", "b", "--mode", "pipe", "--due-together", "5s"}, "--due-together"},
+      {{"--mode", "pipe"}, "--bootstrap"},
+      {{"--bootstrap", "b", "--mode", "pipe", "--target-topic", "delayed"}, "must differ"},
   };
   for (const BadCase& bad : cases) {
     Result<LoadOptions> options = ParseLoadOptions(bad.args);

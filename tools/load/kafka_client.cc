@@ -182,6 +182,20 @@ Status AssignFrom(rd_kafka_t* consumer, const std::string& topic,
   return Status::Ok();
 }
 
+Result<KafkaHandle> NewConsumerAtEnd(rd_kafka_t* metadata_handle, const std::string& bootstrap,
+                                     const std::string& group_id, const std::string& topic,
+                                     int32_t partitions, const KafkaProperties& overrides,
+                                     int timeout_ms) {
+  Result<std::vector<int64_t>> ends = EndOffsets(metadata_handle, topic, partitions, timeout_ms);
+  if (!ends.ok()) return ends.status();
+  Result<KafkaHandle> consumer =
+      NewConsumer(bootstrap, group_id, DefaultConsumerProperties(), overrides);
+  if (!consumer.ok()) return consumer.status();
+  Status status = AssignFrom(consumer->get(), topic, *ends);
+  if (!status.ok()) return status;
+  return consumer;
+}
+
 Result<std::vector<int64_t>> CommittedOffsets(rd_kafka_t* consumer, const std::string& topic,
                                               int32_t partitions, int timeout_ms) {
   PartitionList list = AllPartitions(topic, std::vector<int64_t>(partitions, -1));

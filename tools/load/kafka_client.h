@@ -65,6 +65,14 @@ size_t ConsumeAvailable(rd_kafka_queue_t* queue, int timeout_ms,
 Status AssignFrom(rd_kafka_t* consumer, const std::string& topic,
                   const std::vector<int64_t>& offsets);
 
+// A consumer (DefaultConsumerProperties, then `overrides`) of every partition of `topic`,
+// positioned at its end offsets as `metadata_handle` reads them now, so that it sees exactly
+// what is written from now on.
+Result<KafkaHandle> NewConsumerAtEnd(rd_kafka_t* metadata_handle, const std::string& bootstrap,
+                                     const std::string& group_id, const std::string& topic,
+                                     int32_t partitions, const KafkaProperties& overrides,
+                                     int timeout_ms);
+
 // How far group `consumer`'s group.id has read `topic` (-1 where it committed nothing): the
 // committed offset, or for a DelayBridge group the ingest position in the offset's metadata
 // (plugin/progress_metadata.h; the bridge commits its low watermark, which stays at the oldest

@@ -38,7 +38,9 @@ Result<HeaderStyle> ParseHeaderStyle(const std::string& text) {
 Result<LoadMode> ParseMode(const std::string& text) {
   if (text == "bridge") return LoadMode::kBridge;
   if (text == "passthrough") return LoadMode::kPassthrough;
-  return Status::InvalidArgument("--mode: expected bridge or passthrough, got '" + text + "'");
+  if (text == "pipe") return LoadMode::kPipe;
+  return Status::InvalidArgument("--mode: expected bridge, passthrough or pipe, got '" + text +
+                                 "'");
 }
 
 Result<std::pair<std::string, std::string>> ParseKeyValue(const std::string& text) {
@@ -57,10 +59,32 @@ Result<std::pair<std::string, std::string>> ParseKeyValue(const std::string& tex
     target = std::move(parsed.value());       \
   } while (0)
 
+// --mode pipe produces nothing: it runs for --duration or until a signal, so a --count is a
+// mistake; and the hold of --due-together needs the producer's start time, which the pipe process
+// does not know.
+Status ValidatePipe(const LoadOptions& options) {
+  if (options.count > 0) {
+    return Status::InvalidArgument(
+        "--mode pipe forwards until SIGTERM/SIGINT or --duration; --count does not apply");
+  }
+  if (options.due_together_ms > 0) {
+    return Status::InvalidArgument(
+        "--mode pipe cannot hold records for --due-together; use --mode passthrough");
+  }
+  return Status::Ok();
+}
+
 Status Validate(const LoadOptions& options) {
   if (options.bootstrap.empty()) {
     return Status::InvalidArgument("--bootstrap is required (HOST:PORT or embedded)");
   }
+  if (options.delay_topic == options.target_topic) {
+    return Status::InvalidArgument("--delay-topic and --target-topic must differ");
+  }
+  if (options.embedded_partitions <= 0) {
+    return Status::InvalidArgument("--embedded-partitions: must be > 0");
+  }
+  if (options.mode == LoadMode::kPipe) return ValidatePipe(options);
   if ((options.count == 0) == (options.duration_ms == 0)) {
     return Status::InvalidArgument("give exactly one of --count N (N > 0) or --duration D (D > 0)");
   }
@@ -68,9 +92,6 @@ Status Validate(const LoadOptions& options) {
     return Status::InvalidArgument("--payload-bytes: must be at least " +
                                    std::to_string(kRecordStampBytes) +
                                    " (the record stamp lives in the value)");
-  }
-  if (options.delay_topic == options.target_topic) {
-    return Status::InvalidArgument("--delay-topic and --target-topic must differ");
   }
   if (options.mode == LoadMode::kPassthrough && !options.consume) {
     return Status::InvalidArgument(
@@ -82,9 +103,6 @@ Status Validate(const LoadOptions& options) {
   }
   if (options.due_together_ms > 0 && options.delay.spec() != "fixed:0") {
     return Status::InvalidArgument("--due-together and --delay exclude each other");
-  }
-  if (options.embedded_partitions <= 0) {
-    return Status::InvalidArgument("--embedded-partitions: must be > 0");
   }
   return Status::Ok();
 }
@@ -169,7 +187,15 @@ Result<LoadOptions> ParseLoadOptions(const std::vector<std::string>& args) {
 #undef LOAD_ASSIGN_OR_RETURN
 
 const char* LoadModeName(LoadMode mode) {
-  return mode == LoadMode::kBridge ? "bridge" : "passthrough";
+  switch (mode) {
+    case LoadMode::kBridge:
+      return "bridge";
+    case LoadMode::kPassthrough:
+      return "passthrough";
+    case LoadMode::kPipe:
+      return "pipe";
+  }
+  return "?";
 }
 
 const char* HeaderStyleName(HeaderStyle style) {
@@ -192,19 +218,26 @@ produced / delivered / lost / duplicated counts, throughput and lateness (how lo
 deliver-at each record arrived) as text or JSON.
 
 usage: delaybridge-load --bootstrap HOST:PORT (--count N | --duration D) [options]
+       delaybridge-load --mode pipe --bootstrap HOST:PORT [--duration D] [options]
 
   --bootstrap HOST:PORT    Kafka bootstrap servers, or "embedded": start librdkafka's
                            in-process mock cluster (its address is printed on stderr)
-  --mode bridge|passthrough
+  --mode bridge|passthrough|pipe
                            bridge (default): something else delivers delay -> target.
                            passthrough: the tool also runs a plain consume-and-produce pipe
                            from the delay topic to the target (acks=all, idempotent, no
                            delay), the ceiling a bridge can reach; lateness is then measured
                            from the produce time.
+                           pipe: run only that pipe, in a process of its own (so its CPU time
+                           can be read apart from the load), from the delay topic's end until
+                           SIGTERM/SIGINT or --duration; prints "pipe ready
+                           bootstrap.servers=HOST:PORT" once it forwards, and at the end the
+                           records it forwarded (with --json: {"mode":"pipe",...}). Measure it
+                           with --mode bridge and no --delay, as if it were a bridge.
   --delay-topic NAME       default delayed
   --target-topic NAME      default delivered
   --count N                produce N records
-  --duration D             or produce for D (e.g. 30s)
+  --duration D             or produce for D (e.g. 30s); with --mode pipe: stop after D
   --rate R                 records per second; 0 (default) = as fast as possible
   --delay SPEC             fixed:D | uniform:A..B | mix (1s..30d); default fixed:0
                            durations: 250ms, 5s, 2m, 3h, 30d (bare number = ms)

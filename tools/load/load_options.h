@@ -18,6 +18,7 @@ namespace delaybridge::load {
 enum class LoadMode {
   kBridge,       // produce to the delay topic; something else (DelayBridge) delivers to target
   kPassthrough,  // the tool also runs a plain consume-and-produce pipe delay topic -> target
+  kPipe,         // the tool runs only that pipe, until SIGTERM/SIGINT or --duration
 };
 
 enum class HeaderStyle {
@@ -33,7 +34,7 @@ struct LoadOptions {
   std::string delay_topic = "delayed";
   std::string target_topic = "delivered";
   int64_t count = 0;        // records to produce; 0 with duration_ms > 0 means "for a duration"
-  int64_t duration_ms = 0;  // produce for this long when count == 0
+  int64_t duration_ms = 0;  // produce for this long when count == 0 (pipe: run this long)
   double rate_per_s = 0;    // 0: as fast as possible
   DelayDistribution delay;
   int64_t payload_bytes = 100;

@@ -7,7 +7,6 @@
 #include <random>
 #include <thread>
 
-#include "plugin/embedded_cluster.h"
 #include "tools/load/kafka_client.h"
 #include "tools/load/load_producer.h"
 #include "tools/load/passthrough_pipe.h"
@@ -36,8 +35,6 @@ struct Clients {
   std::string bootstrap;
   KafkaHandle producer;
   KafkaHandle target_consumer;
-  KafkaHandle pipe_consumer;
-  KafkaHandle pipe_producer;
   int32_t delay_partitions = 0;
   int32_t target_partitions = 0;
 };
@@ -58,13 +55,10 @@ Result<int32_t> WaitForPartitions(rd_kafka_t* handle, const std::string& topic) 
 Status Connect(const LoadOptions& options, LoadProducer& load_producer, Clients& clients) {
   clients.bootstrap = options.bootstrap;
   if (options.bootstrap == "embedded") {
-    Result<std::unique_ptr<plugin::EmbeddedCluster>> embedded = plugin::EmbeddedCluster::Start(
-        {options.delay_topic, options.target_topic}, static_cast<int>(options.embedded_partitions));
+    Result<std::unique_ptr<plugin::EmbeddedCluster>> embedded = StartEmbeddedCluster(options);
     if (!embedded.ok()) return embedded.status();
     clients.embedded = std::move(embedded.value());
     clients.bootstrap = clients.embedded->bootstrap_servers();
-    std::fprintf(stderr, "delaybridge-load: embedded cluster bootstrap.servers=%s\n",
-                 clients.bootstrap.c_str());
   }
   Result<KafkaHandle> producer =
       NewProducer(clients.bootstrap, DefaultProducerProperties(), options.rdkafka_overrides,
@@ -92,22 +86,6 @@ Status Connect(const LoadOptions& options, LoadProducer& load_producer, Clients&
   if (!target_partitions.ok()) return target_partitions.status();
   clients.target_partitions = *target_partitions;
   return Status::Ok();
-}
-
-// Creates a consumer of `topic` positioned at its current end, so that it sees exactly what
-// is written from now on.
-Result<KafkaHandle> ConsumerAtEnd(const LoadOptions& options, const Clients& clients,
-                                  const std::string& topic, int32_t partitions,
-                                  const std::string& group_id) {
-  Result<std::vector<int64_t>> ends =
-      EndOffsets(clients.producer.get(), topic, partitions, kMetadataTimeoutMs);
-  if (!ends.ok()) return ends.status();
-  Result<KafkaHandle> consumer = NewConsumer(
-      clients.bootstrap, group_id, DefaultConsumerProperties(), options.rdkafka_overrides);
-  if (!consumer.ok()) return consumer.status();
-  Status status = AssignFrom(consumer->get(), topic, *ends);
-  if (!status.ok()) return status;
-  return consumer;
 }
 
 // Waits until `group` has committed offsets at or past the delay topic's current end.
@@ -209,6 +187,16 @@ void FillDeliveryFields(const ProduceResult& produced, const DeliveryTally& tall
 
 }  // namespace
 
+Result<std::unique_ptr<plugin::EmbeddedCluster>> StartEmbeddedCluster(const LoadOptions& options) {
+  Result<std::unique_ptr<plugin::EmbeddedCluster>> embedded = plugin::EmbeddedCluster::Start(
+      {options.delay_topic, options.target_topic}, static_cast<int>(options.embedded_partitions));
+  if (embedded.ok()) {
+    std::fprintf(stderr, "delaybridge-load: embedded cluster bootstrap.servers=%s\n",
+                 (*embedded)->bootstrap_servers().c_str());
+  }
+  return embedded;
+}
+
 Result<LoadReport> RunLoad(const LoadOptions& options) {
   const uint64_t run_id = std::random_device()() | (uint64_t{std::random_device()()} << 32);
   LoadReport report;
@@ -232,8 +220,9 @@ Result<LoadReport> RunLoad(const LoadOptions& options) {
   const std::string group_prefix = "delaybridge-load-" + std::to_string(run_id);
   std::unique_ptr<TargetConsumer> target;
   if (options.consume) {
-    Result<KafkaHandle> consumer = ConsumerAtEnd(options, clients, options.target_topic,
-                                                 clients.target_partitions, group_prefix);
+    Result<KafkaHandle> consumer = NewConsumerAtEnd(
+        clients.producer.get(), clients.bootstrap, group_prefix, options.target_topic,
+        clients.target_partitions, options.rdkafka_overrides, kMetadataTimeoutMs);
     if (!consumer.ok()) return consumer.status();
     clients.target_consumer = std::move(consumer.value());
     target = std::make_unique<TargetConsumer>(clients.target_consumer.get(), run_id,
@@ -241,16 +230,11 @@ Result<LoadReport> RunLoad(const LoadOptions& options) {
   }
   std::unique_ptr<PassthroughPipe> pipe;
   if (options.mode == LoadMode::kPassthrough) {
-    Result<KafkaHandle> consumer = ConsumerAtEnd(options, clients, options.delay_topic,
-                                                 clients.delay_partitions, group_prefix + "-pipe");
-    if (!consumer.ok()) return consumer.status();
-    clients.pipe_consumer = std::move(consumer.value());
-    Result<KafkaHandle> producer = NewProducer(clients.bootstrap, DefaultProducerProperties(),
-                                               options.rdkafka_overrides, nullptr, nullptr);
-    if (!producer.ok()) return producer.status();
-    clients.pipe_producer = std::move(producer.value());
-    pipe = std::make_unique<PassthroughPipe>(clients.pipe_consumer.get(),
-                                             clients.pipe_producer.get(), options.target_topic);
+    Result<std::unique_ptr<PassthroughPipe>> connected =
+        PassthroughPipe::Connect(clients.bootstrap, options.delay_topic, options.target_topic,
+                                 group_prefix + "-pipe", options.rdkafka_overrides);
+    if (!connected.ok()) return connected.status();
+    pipe = std::move(connected.value());
   }
 
   std::atomic<bool> stop_consumer{false};

@@ -5,12 +5,19 @@
 // Thread-safety: call from one thread; it starts and joins its own consumer and pipe threads.
 #pragma once
 
+#include <memory>
+
 #include "core/status.h"
+#include "plugin/embedded_cluster.h"
 #include "tools/load/load_options.h"
 #include "tools/load/load_report.h"
 
 namespace delaybridge::load {
 
 Result<LoadReport> RunLoad(const LoadOptions& options);
+
+// Starts librdkafka's mock cluster (--bootstrap embedded) with the delay and target topics, and
+// prints its address on stderr.
+Result<std::unique_ptr<plugin::EmbeddedCluster>> StartEmbeddedCluster(const LoadOptions& options);
 
 }  // namespace delaybridge::load

@@ -2,7 +2,8 @@
 // topic and produces every record to the target topic at once, doing the same per-record
 // work a bridge does on the way out (copy key, value and headers, drop the delay headers, add
 // x-delay-source, murmur2 partitioning, acks=all idempotent producer) and nothing else: no
-// storage, no timer, no offset commits.
+// storage, no timer, no offset commits. It runs inside the tool (--mode passthrough) or as a
+// process of its own (--mode pipe, pipe_run.h), with the same clients either way.
 //
 // Thread-safety: Run executes on one thread and owns both handles' polling.
 #pragma once
@@ -11,15 +12,24 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/status.h"
+#include "tools/load/kafka_client.h"
 
 namespace delaybridge::load {
 
 class PassthroughPipe {
  public:
-  PassthroughPipe(rd_kafka_t* consumer, rd_kafka_t* producer, std::string target_topic);
+  // A pipe with clients of its own: a producer with the tool's producer defaults, and a
+  // consumer of every partition of `delay_topic` from its end now (so it forwards exactly what
+  // is written from now on), both with the -X `overrides`.
+  static Result<std::unique_ptr<PassthroughPipe>> Connect(const std::string& bootstrap,
+                                                          const std::string& delay_topic,
+                                                          const std::string& target_topic,
+                                                          const std::string& group_id,
+                                                          const KafkaProperties& overrides);
 
   // Forwards records until `stop` is set, then flushes. Returns the first produce error. While
   // the clock is before `hold_until_ms` (epoch ms; 0: no hold) it leaves records where they are,
@@ -29,10 +39,12 @@ class PassthroughPipe {
   int64_t forwarded() const { return forwarded_.load(std::memory_order_relaxed); }
 
  private:
+  PassthroughPipe(KafkaHandle consumer, KafkaHandle producer, std::string target_topic);
+
   Status Forward(rd_kafka_message_t& message);
 
-  rd_kafka_t* consumer_;
-  rd_kafka_t* producer_;
+  KafkaHandle consumer_;
+  KafkaHandle producer_;
   std::string target_topic_;
   std::atomic<int64_t> forwarded_{0};
 };
