@@ -100,10 +100,16 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
   if (records.empty()) return;
   in_memory_.fetch_add(records.size(), std::memory_order_relaxed);
   boost::asio::post(commands_, [this, records = std::move(records)]() mutable {
+    SourceOffsetIndex* by_offset = nullptr;
+    const TopicPartitionId* by_offset_store = nullptr;
     for (DueRecord& r : records) {
       const int64_t deadline_ms = r.record.requested_deliver_at_ms();
       const int64_t source_offset = r.record.source_offset();
-      auto& by_offset = loaded_by_offset_[r.store];
+      // A batch is mostly one store's (a preload slice): one map lookup per run of them.
+      if (!by_offset_store || r.store != *by_offset_store) {
+        by_offset = &loaded_by_offset_[r.store];
+        by_offset_store = &loaded_by_offset_.find(r.store)->first;
+      }
       const uint64_t token = pending_.Add(PendingDelivery{std::move(r.store),
                                                           r.position,
                                                           std::move(r.record),
@@ -112,7 +118,7 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
                                                           false,
                                                           {}});
       WaitUntil(token, *pending_.Find(token), deadline_ms);
-      by_offset.emplace(source_offset, token);
+      by_offset->Add(source_offset, token);
     }
   });
 }
@@ -133,10 +139,7 @@ void Deliverer::Cancel(TopicPartitionId store, int64_t target_offset, bool count
   boost::asio::post(commands_, [this, store = std::move(store), target_offset, counted]() mutable {
     std::vector<RecordPosition> cancelled_at;
     if (auto loaded = loaded_by_offset_.find(store); loaded != loaded_by_offset_.end()) {
-      auto [first, last] = loaded->second.equal_range(target_offset);
-      std::vector<uint64_t> tokens;
-      for (auto it = first; it != last; ++it) tokens.push_back(it->second);
-      for (const uint64_t token : tokens) {
+      for (const uint64_t token : loaded->second.Find(target_offset)) {
         PendingDelivery* d = pending_.Find(token);
         // In the timer: due later, or waiting to be retried (not produced, or produced and
         // failed). Without a timer it is in flight: too late.
@@ -464,12 +467,7 @@ void Deliverer::Remove(uint64_t token, PendingDelivery& d) {
   if (d.position) {
     auto loaded = loaded_by_offset_.find(d.store);
     if (loaded != loaded_by_offset_.end()) {
-      auto [first, last] = loaded->second.equal_range(d.record.source_offset());
-      for (auto it = first; it != last; ++it) {
-        if (it->second != token) continue;
-        loaded->second.erase(it);
-        break;
-      }
+      loaded->second.Remove(d.record.source_offset(), token);
       if (loaded->second.empty()) loaded_by_offset_.erase(loaded);
     }
   }

@@ -42,7 +42,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "core/clock.h"
@@ -55,6 +54,7 @@
 #include "plugin/pending_deliveries.h"
 #include "plugin/record_handover.h"
 #include "plugin/record_producer.h"
+#include "plugin/source_offset_index.h"
 #include "plugin/warning_throttle.h"
 
 namespace delaybridge::plugin {
@@ -213,7 +213,7 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   PendingDeliveries pending_;
   // The records loaded from each store (those with a position), by source offset: what Cancel
   // looks up. Sized like pending_, so bounded by wheel.max_preloaded_records.
-  std::map<TopicPartitionId, std::unordered_multimap<int64_t, uint64_t>> loaded_by_offset_;
+  std::map<TopicPartitionId, SourceOffsetIndex> loaded_by_offset_;
   std::atomic<size_t> in_memory_{0};
   std::map<TopicPartitionId, size_t> in_flight_;   // produced, not yet reported, per store
   std::vector<TopicPartitionId> releasing_;        // Release: produce none of theirs
