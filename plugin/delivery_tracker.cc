@@ -20,7 +20,7 @@ RecordPosition DeliveryTracker::Peek(int64_t horizon_ms, int64_t now_ms) const {
   // Never past now either: a record appended now asking for a time before the oldest
   // outstanding one would be placed after it, at the floor, yet is due (and delivered) at the
   // time it asked for, out of the store's order; a stop then would deliver it again.
-  if (!outstanding_.empty()) candidate = std::min(candidate, *outstanding_.begin());
+  if (auto oldest = outstanding_.smallest()) candidate = std::min(candidate, *oldest);
   return std::max(floor_, candidate);
 }
 

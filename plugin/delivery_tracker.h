@@ -13,19 +13,13 @@
 #include <cassert>
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 
+#include "plugin/outstanding_positions.h"
 #include "storage/delivery_checkpoint.h"
 
 namespace delaybridge::plugin {
-
-struct RecordPosition {
-  int64_t deliver_at_ms = 0;
-  uint32_t ordinal = 0;
-  auto operator<=>(const RecordPosition&) const = default;
-};
 
 // "<deliver_at_ms>/<ordinal>", as log lines show a position.
 std::string ToString(RecordPosition position);
@@ -39,10 +33,10 @@ class DeliveryTracker {
     // The ordering rule every checkpoint rests on: a record loaded or appended after the
     // watermark moved is ordered after it, or the watermark would already claim it delivered.
     assert(!(position < floor_) && "a record ordered before the delivered watermark");
-    outstanding_.insert(position);
+    outstanding_.Add(position);
   }
   // Called on the broker's acknowledgement. Returns false when position was not outstanding.
-  bool Acknowledge(RecordPosition position) { return outstanding_.erase(position) == 1; }
+  bool Acknowledge(RecordPosition position) { return outstanding_.Remove(position); }
 
   // The watermark given that every record ordered before (horizon_ms, 0) that is not
   // outstanding has been delivered, and that no record earlier than now_ms can be appended.
@@ -58,13 +52,10 @@ class DeliveryTracker {
   RecordPosition floor() const { return floor_; }
   size_t outstanding() const { return outstanding_.size(); }
   // The earliest record not yet acknowledged; nullopt when none is outstanding.
-  std::optional<RecordPosition> oldest_outstanding() const {
-    if (outstanding_.empty()) return std::nullopt;
-    return *outstanding_.begin();
-  }
+  std::optional<RecordPosition> oldest_outstanding() const { return outstanding_.smallest(); }
 
  private:
-  std::set<RecordPosition> outstanding_;
+  OutstandingPositions outstanding_;
   RecordPosition floor_;  // the last watermark returned
 };
 
