@@ -19,14 +19,16 @@ class Writer {
     U32(static_cast<uint32_t>(s.size()));
     out_->append(s);
   }
-  void NullableBytes(const std::optional<std::string>& s) {
+  void NullableBytes(std::optional<std::string_view> s) {
     if (!s) return U32(kNullLength);
     Bytes(*s);
   }
 
  private:
   void Fixed(uint64_t v, int bytes) {  // little-endian
-    for (int i = 0; i < bytes; ++i) out_->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+    char buf[8];
+    for (int i = 0; i < bytes; ++i) buf[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+    out_->append(buf, static_cast<size_t>(bytes));
   }
   std::string* out_;
 };
@@ -109,10 +111,18 @@ std::string DelayedRecordView::SourceId() const {
   return SourceIdOf(source_topic, source_partition, source_offset);
 }
 
-std::string EncodeDelayedRecord(const DelayedRecord& r) {
+void AppendEncodedHeader(std::string* header_bytes, std::string_view name,
+                         std::optional<std::string_view> value) {
+  Writer w(header_bytes);
+  w.Bytes(name);
+  w.NullableBytes(value);
+}
+
+std::string EncodeDelayedRecord(const DelayedRecordView& r) {
   std::string out;
-  out.reserve(64 + r.target_topic.size() + r.source_topic.size() + (r.key ? r.key->size() : 0) +
-              (r.value ? r.value->size() : 0));
+  out.reserve(1 + 8 + 8 + 4 + 8 + 4 * 5 + r.source_topic.size() + r.target_topic.size() +
+              (r.key ? r.key->size() : 0) + (r.value ? r.value->size() : 0) +
+              r.header_bytes.size());
   Writer w(&out);
   w.U8(kDelayedRecordVersion);
   w.U64(static_cast<uint64_t>(r.requested_deliver_at_ms));
@@ -123,12 +133,26 @@ std::string EncodeDelayedRecord(const DelayedRecord& r) {
   w.Bytes(r.target_topic);
   w.NullableBytes(r.key);
   w.NullableBytes(r.value);
-  w.U32(static_cast<uint32_t>(r.headers.size()));
-  for (const auto& h : r.headers) {
-    w.Bytes(h.name);
-    w.NullableBytes(h.value);
-  }
+  w.U32(r.header_count);
+  out.append(r.header_bytes);
   return out;
+}
+
+std::string EncodeDelayedRecord(const DelayedRecord& r) {
+  std::string header_bytes;
+  for (const auto& h : r.headers) AppendEncodedHeader(&header_bytes, h.name, h.value);
+  DelayedRecordView view;
+  view.target_topic = r.target_topic;
+  view.key = r.key;
+  view.value = r.value;
+  view.source_topic = r.source_topic;
+  view.source_partition = r.source_partition;
+  view.source_offset = r.source_offset;
+  view.source_timestamp_ms = r.source_timestamp_ms;
+  view.requested_deliver_at_ms = r.requested_deliver_at_ms;
+  view.header_count = static_cast<uint32_t>(r.headers.size());
+  view.header_bytes = header_bytes;
+  return EncodeDelayedRecord(view);
 }
 
 std::optional<int64_t> PeekSourceOffset(std::string_view bytes) {

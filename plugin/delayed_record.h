@@ -72,6 +72,12 @@ struct DelayedRecordView {
 };
 
 std::string EncodeDelayedRecord(const DelayedRecord& record);
+// The same from borrowed fields, so a consumed record is encoded without being copied into a
+// DelayedRecord first; header_bytes holds header_count headers laid out by AppendEncodedHeader.
+std::string EncodeDelayedRecord(const DelayedRecordView& view);
+// Appends one header as the encoding lays it out (for DelayedRecordView::header_bytes).
+void AppendEncodedHeader(std::string* header_bytes, std::string_view name,
+                         std::optional<std::string_view> value);
 
 // Corruption with the failing field and byte offset when bytes are not a valid encoding.
 Result<DelayedRecordView> ViewDelayedRecord(std::string_view bytes);

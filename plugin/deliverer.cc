@@ -107,8 +107,9 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
       const int64_t source_offset = r.record.source_offset();
       // A batch is mostly one store's (a preload slice): one map lookup per run of them.
       if (!by_offset_store || r.store != *by_offset_store) {
-        by_offset = &loaded_by_offset_[r.store];
-        by_offset_store = &loaded_by_offset_.find(r.store)->first;
+        auto entry = loaded_by_offset_.try_emplace(r.store).first;
+        by_offset_store = &entry->first;
+        by_offset = &entry->second;
       }
       const uint64_t token = pending_.Add(PendingDelivery{std::move(r.store),
                                                           r.position,

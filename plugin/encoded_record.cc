@@ -26,6 +26,10 @@ EncodedRecord EncodedRecord::Encode(const DelayedRecord& record) {
   return EncodedRecord(EncodeDelayedRecord(record));
 }
 
+EncodedRecord EncodedRecord::Encode(const DelayedRecordView& view) {
+  return EncodedRecord(EncodeDelayedRecord(view));
+}
+
 int64_t EncodedRecord::FixedAt(size_t at) const {
   assert(bytes_.size() >= at + 8);  // a valid encoding, not a moved-from one
   uint64_t v = 0;

@@ -20,6 +20,7 @@ class EncodedRecord {
   // Bytes as the store holds them: Corruption when they are not a valid encoding.
   static Result<EncodedRecord> FromBytes(std::string bytes);
   static EncodedRecord Encode(const DelayedRecord& record);
+  static EncodedRecord Encode(const DelayedRecordView& view);
 
   // The fields at fixed places of the encoding, read without decoding the rest.
   int64_t requested_deliver_at_ms() const;

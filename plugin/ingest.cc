@@ -20,13 +20,18 @@ IngestDecision DecideIngest(const IncomingRecord& in, const std::string& default
   if (auto* reason = std::get_if<std::string>(&parsed)) return Rejected{*reason};
   auto& request = std::get<DelayRequest>(parsed);
 
-  DelayedRecord r;
-  r.target_topic = std::move(request.target_topic);
+  // Encoded from the consumed record's own strings: no copy of key, value or headers first.
+  std::string header_bytes;
+  DelayedRecordView r;
+  for (const auto& h : in.headers) {
+    if (IsDelayControlHeader(h.name) || IsReservedHeader(h.name)) continue;
+    AppendEncodedHeader(&header_bytes, h.name, h.value);
+    ++r.header_count;
+  }
+  r.header_bytes = header_bytes;
+  r.target_topic = request.target_topic;
   r.key = in.key;
   r.value = in.value;
-  for (const auto& h : in.headers) {
-    if (!IsDelayControlHeader(h.name) && !IsReservedHeader(h.name)) r.headers.push_back(h);
-  }
   r.source_topic = in.topic;
   r.source_partition = in.partition;
   r.source_offset = in.offset;
@@ -38,7 +43,7 @@ IngestDecision DecideIngest(const IncomingRecord& in, const std::string& default
                     " bytes stored, over max_record_bytes " +
                     std::to_string(policy.max_record_bytes)};
   }
-  return Accepted{std::move(r), std::move(encoded)};
+  return Accepted{std::move(encoded)};
 }
 
 }  // namespace delaybridge::plugin

@@ -36,9 +36,10 @@ struct IngestPolicy {
   uint32_t max_record_bytes = 0;  // limit on the encoded DelayedRecord
 };
 
+// The record to store, encoded straight from the consumed one (its fields are read from the
+// encoding: requested_deliver_at_ms(), source_offset(), SourceId(), Decode()).
 struct Accepted {
-  DelayedRecord record;
-  EncodedRecord encoded;  // record, encoded
+  EncodedRecord encoded;
 };
 
 struct Rejected {

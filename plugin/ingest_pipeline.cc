@@ -127,17 +127,17 @@ Status IngestPipeline::Ingest(const IncomingRecord& in, std::vector<DueRecord>* 
     return DeadLetter(store, in, rejected->reason);
   }
   auto& accepted = std::get<Accepted>(decision);
-  if (store.Finished(in.offset, accepted.record.requested_deliver_at_ms)) {
+  if (store.Finished(in.offset, accepted.encoded.requested_deliver_at_ms())) {
     // Read again after a failover or restart: the committed progress says it was delivered
     // (or dead-lettered) already.
     SkipFinished(store, in.offset, counts_.already_finished);
     return Status::Ok();
   }
-  if (store.Behind(accepted.record.requested_deliver_at_ms)) {
+  if (store.Behind(accepted.encoded.requested_deliver_at_ms())) {
     DeliverBehind(store, in, std::move(accepted.encoded));
     return Status::Ok();
   }
-  auto appended = store.Append(accepted.record, accepted.encoded.bytes(), now_ms);
+  auto appended = store.Append(accepted.encoded, now_ms);
   if (!appended.ok() && appended.status().code() == Status::Code::kInvalidArgument) {
     // The store refuses this record (e.g. a due time past year 9999): bad input, not a fault.
     if (store.FinishedRejected(in.offset)) {
@@ -149,12 +149,12 @@ Status IngestPipeline::Ingest(const IncomingRecord& in, std::vector<DueRecord>* 
   if (!appended.ok() && appended.status().code() == Status::Code::kFailedPrecondition) {
     // The store cannot be used any more (a failed fdatasync): only a reopen recovers it. Not
     // committed, so nothing is lost: the record is read again after the restart.
-    Fail(appended.status().WithContext("append " + accepted.record.SourceId()));
+    Fail(appended.status().WithContext("append " + accepted.encoded.SourceId()));
     return Status::Ok();
   }
   if (!appended.ok()) {
     // A full disk, out of descriptors: nothing was appended, the record waits (Hold).
-    return appended.status().WithContext("append " + accepted.record.SourceId() + " to store " +
+    return appended.status().WithContext("append " + accepted.encoded.SourceId() + " to store " +
                                          store.id().ToString());
   }
   ++counts_.stored;

@@ -233,22 +233,21 @@ bool PartitionStore::Acknowledge(RecordPosition position) {
   return true;
 }
 
-Result<std::optional<RecordPosition>> PartitionStore::Append(const DelayedRecord& record,
-                                                             const std::string& encoded,
+Result<std::optional<RecordPosition>> PartitionStore::Append(const EncodedRecord& record,
                                                              int64_t now_ms) {
   // exactly_once: at the time asked for (Behind records never get here), so a rebuild knows
   // from the record alone whether a checkpoint covers it.
   const int64_t deliver_at_ms =
-      exactly_once_ ? record.requested_deliver_at_ms
-                    : std::max({record.requested_deliver_at_ms, now_ms, tracker_.floor_ms()});
-  auto appended = log_->Append(deliver_at_ms, encoded);
+      exactly_once_ ? record.requested_deliver_at_ms()
+                    : std::max({record.requested_deliver_at_ms(), now_ms, tracker_.floor_ms()});
+  auto appended = log_->Append(deliver_at_ms, record.bytes());
   if (!appended.ok()) return appended.status();
   const RecordPosition position{deliver_at_ms, appended->ordinal};
   assert(!(position < tracker_.floor()) && "appended before the delivered watermark");
-  offsets_.AddStored(record.source_offset, appended->sequence);
+  offsets_.AddStored(record.source_offset(), appended->sequence);
   // Placed later than asked: a rebuild could not tell where, so it holds late_below back.
-  progress_.AddStored(record.source_offset, deliver_at_ms,
-                      deliver_at_ms != record.requested_deliver_at_ms);
+  progress_.AddStored(record.source_offset(), deliver_at_ms,
+                      deliver_at_ms != record.requested_deliver_at_ms());
   if (appended->second >= preloaded_until_second_) return std::optional<RecordPosition>();
   // The preloader has passed this second: the record goes to the wheel directly, and the
   // tracker must hold it from now on so no checkpoint can claim it delivered.

@@ -27,6 +27,7 @@
 #include "core/status.h"
 #include "plugin/delayed_record.h"
 #include "plugin/delivery_tracker.h"
+#include "plugin/encoded_record.h"
 #include "plugin/partition_progress.h"
 #include "plugin/progress_metadata.h"
 #include "plugin/source_offset_marker.h"
@@ -94,8 +95,7 @@ class PartitionStore {
   // before it is durable (docs/bridge.md, "Guarantees": a crash can then cost a duplicate,
   // never a loss, because its source offset is committed only once it is durable). nullopt:
   // the preloader loads it when its second comes near.
-  Result<std::optional<RecordPosition>> Append(const DelayedRecord& record,
-                                               const std::string& encoded, int64_t now_ms);
+  Result<std::optional<RecordPosition>> Append(const EncodedRecord& record, int64_t now_ms);
 
   // A cancel (x-delay-cancel) of the record at cancel.target_offset. The target is looked up in
   // the store by its source offset (a binary search per hour from the delivered watermark's hour

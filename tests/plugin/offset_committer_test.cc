@@ -35,7 +35,7 @@ class OffsetCommitterTest : public ::testing::Test {
 
   void Append(int64_t offset, int64_t deliver_at_ms) {
     const DelayedRecord r = StoredRecordAt(offset, deliver_at_ms);
-    auto appended = store_->Append(r, EncodeDelayedRecord(r), clock_.now_ms());
+    auto appended = store_->Append(EncodedRecord::Encode(r), clock_.now_ms());
     ASSERT_TRUE(appended.ok()) << appended.status().ToString();
   }
 

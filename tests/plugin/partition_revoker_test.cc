@@ -58,7 +58,7 @@ class PartitionRevokerTest : public ::testing::Test {
 
   std::optional<RecordPosition> Append(int64_t offset, int64_t deliver_at_ms) {
     const DelayedRecord r = StoredRecordAt(offset, deliver_at_ms);
-    auto appended = store_->Append(r, EncodeDelayedRecord(r), clock_.now_ms());
+    auto appended = store_->Append(EncodedRecord::Encode(r), clock_.now_ms());
     EXPECT_TRUE(appended.ok()) << appended.status().ToString();
     return appended.ok() ? *appended : std::nullopt;
   }

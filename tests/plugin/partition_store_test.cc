@@ -51,7 +51,7 @@ class PartitionStoreTest : public ::testing::Test {
   std::optional<RecordPosition> Append(PartitionStore& store, int64_t offset, int64_t deliver_at_ms,
                                        int64_t now_ms) {
     const DelayedRecord r = StoredRecordAt(offset, deliver_at_ms);
-    auto appended = store.Append(r, EncodeDelayedRecord(r), now_ms);
+    auto appended = store.Append(EncodedRecord::Encode(r), now_ms);
     EXPECT_TRUE(appended.ok()) << appended.status().ToString();
     return appended.ok() ? *appended : std::nullopt;
   }
@@ -498,7 +498,7 @@ TEST_F(PartitionStoreTest, ARebuildFromTheCommittedProgressKeepsEveryUndelivered
                                            : now + static_cast<int64_t>(rng() % 20'000);
       requested[offset] = asked;
       const DelayedRecord r = StoredRecordAt(offset, asked);
-      auto appended = a.Append(r, EncodeDelayedRecord(r), now);
+      auto appended = a.Append(EncodedRecord::Encode(r), now);
       ASSERT_TRUE(appended.ok());
       if (*appended) loaded[**appended] = offset;
       if (offset % 100 == 0) {
@@ -612,7 +612,7 @@ TEST_F(PartitionStoreTest, ExactlyOnceCommitsDescribeExactlyWhatCommittedTransac
         behind.insert(offset);
       } else {
         const DelayedRecord r = StoredRecordAt(offset, asked);
-        auto appended = a.Append(r, EncodeDelayedRecord(r), now);
+        auto appended = a.Append(EncodedRecord::Encode(r), now);
         ASSERT_TRUE(appended.ok());
         if (*appended) loaded[**appended] = offset;
       }

@@ -46,7 +46,7 @@ class TransactionCutterTest : public ::testing::Test {
     OpenStore();
     // Record 100 is due in a second: loaded at once, produced later.
     const DelayedRecord r = StoredRecordAt(100, kHourStartMs + 1000);
-    auto appended = store_->Append(r, EncodeDelayedRecord(r), clock_.now_ms());
+    auto appended = store_->Append(EncodedRecord::Encode(r), clock_.now_ms());
     EXPECT_TRUE(appended.ok()) << appended.status().ToString();
     clock_.advance_ms(500);
     delivery_.cut_ms = clock_.now_ms();
