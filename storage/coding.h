@@ -2,30 +2,47 @@
 // (docs/storage-format.md "Encoding"). Pure functions; thread-safe.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
 
 namespace delaybridge::storage {
 
+// One store or load of the whole value (its bytes swapped first on a big-endian host). A loop
+// over the bytes is not always merged into one by GCC, and a wide load of bytes written by
+// several narrow stores waits for them to reach the cache (no store forwarding): every append
+// encodes a header and an entry and then reads them back, as a copy or a checksum.
+inline uint32_t LittleEndian32(uint32_t value) {
+  if constexpr (std::endian::native == std::endian::big) value = __builtin_bswap32(value);
+  return value;
+}
+
+inline uint64_t LittleEndian64(uint64_t value) {
+  if constexpr (std::endian::native == std::endian::big) value = __builtin_bswap64(value);
+  return value;
+}
+
 inline void EncodeFixed32(char* dst, uint32_t value) {
-  for (int i = 0; i < 4; ++i) dst[i] = static_cast<char>((value >> (8 * i)) & 0xff);
+  value = LittleEndian32(value);
+  std::memcpy(dst, &value, sizeof(value));
 }
 
 inline void EncodeFixed64(char* dst, uint64_t value) {
-  for (int i = 0; i < 8; ++i) dst[i] = static_cast<char>((value >> (8 * i)) & 0xff);
+  value = LittleEndian64(value);
+  std::memcpy(dst, &value, sizeof(value));
 }
 
 inline uint32_t DecodeFixed32(const char* src) {
-  uint32_t value = 0;
-  for (int i = 3; i >= 0; --i) value = (value << 8) | static_cast<uint8_t>(src[i]);
-  return value;
+  uint32_t value;
+  std::memcpy(&value, src, sizeof(value));
+  return LittleEndian32(value);
 }
 
 inline uint64_t DecodeFixed64(const char* src) {
-  uint64_t value = 0;
-  for (int i = 7; i >= 0; --i) value = (value << 8) | static_cast<uint8_t>(src[i]);
-  return value;
+  uint64_t value;
+  std::memcpy(&value, src, sizeof(value));
+  return LittleEndian64(value);
 }
 
 inline void PutFixed32(std::string* dst, uint32_t value) {

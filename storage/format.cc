@@ -46,17 +46,16 @@ Status CheckFileHeader(std::string_view bytes, uint32_t expected_magic, int64_t 
 }
 
 uint32_t RecordCrc(uint32_t length, int64_t deliver_at_ms, std::string_view payload) {
-  char fields[12];
-  EncodeFixed32(fields, length);
-  EncodeFixed64(fields + 4, static_cast<uint64_t>(deliver_at_ms));
-  uint32_t crc = crc32c::Value(fields, sizeof(fields));
+  // Two arrays, not one of 12 bytes: the checksum reads a 12-byte array as 8 + 4 bytes, and
+  // its first 8 would span both stores, which the CPU cannot forward to a load (a stall of
+  // about 10 ns on every append). Each array is read as the one store that wrote it.
+  char length_bytes[4];
+  char deliver_at_bytes[8];
+  EncodeFixed32(length_bytes, length);
+  EncodeFixed64(deliver_at_bytes, static_cast<uint64_t>(deliver_at_ms));
+  uint32_t crc = crc32c::Value(length_bytes, sizeof(length_bytes));
+  crc = crc32c::Extend(crc, deliver_at_bytes, sizeof(deliver_at_bytes));
   return crc32c::Extend(crc, payload.data(), payload.size());
-}
-
-void EncodeRecordHeader(const RecordHeader& header, char* dst) {
-  EncodeFixed32(dst, header.length);
-  EncodeFixed32(dst + 4, header.crc);
-  EncodeFixed64(dst + 8, static_cast<uint64_t>(header.deliver_at_ms));
 }
 
 RecordHeader DecodeRecordHeader(const char* src) {
@@ -65,15 +64,6 @@ RecordHeader DecodeRecordHeader(const char* src) {
   header.crc = DecodeFixed32(src + 4);
   header.deliver_at_ms = static_cast<int64_t>(DecodeFixed64(src + 8));
   return header;
-}
-
-void EncodeIndexEntry(const IndexEntry& entry, char* dst) {
-  EncodeFixed64(dst, static_cast<uint64_t>(entry.deliver_at_ms));
-  EncodeFixed64(dst + 8, entry.log_offset);
-  EncodeFixed32(dst + 16, entry.size);
-  EncodeFixed32(dst + 20, entry.record_crc);
-  EncodeFixed32(dst + 24, entry.pre_index);
-  EncodeFixed32(dst + 28, crc32c::Value(dst, 28));
 }
 
 bool DecodeIndexEntry(const char* src, IndexEntry* entry) {

@@ -1,13 +1,26 @@
 #include "storage/hour_appender.h"
 
+#include <algorithm>
+
 #include "storage/heads_file.h"
 
 namespace delaybridge::storage {
+namespace {
+
+// A record joins the data buffer only while the buffer holds less than kWriteBufferBytes, and
+// only if it is at most kWriteBufferBytes itself (larger ones bypass it); an entry joins the
+// index buffer only while it holds less than kIndexBufferBytes.
+constexpr size_t kDataBufferCapacity = 2 * kWriteBufferBytes;
+constexpr size_t kIndexBufferCapacity = kIndexBufferBytes + kIndexEntrySize;
+
+}  // namespace
 
 HourAppender::HourAppender(std::string dir, int64_t epoch_hour)
     : dir_(std::move(dir)),
       epoch_hour_(epoch_hour),
       paths_(PathsOfHour(dir_, epoch_hour)),
+      data_buffer_(kDataBufferCapacity),
+      index_buffer_(kIndexBufferCapacity),
       cells_(std::make_unique<HeadCells>()) {}
 
 Result<std::unique_ptr<HourAppender>> HourAppender::Create(const std::string& dir,
@@ -67,52 +80,62 @@ Result<uint32_t> HourAppender::Append(int64_t deliver_at_ms, std::string_view pa
     return Status::FailedPrecondition(paths_.index + ": hour is full (" + std::to_string(entries_) +
                                       " entries)");
   }
-  RecordHeader header{static_cast<uint32_t>(payload.size()), 0, deliver_at_ms};
-  header.crc = RecordCrc(header.length, deliver_at_ms, payload);
-  char header_bytes[kRecordHeaderSize];
-  EncodeRecordHeader(header, header_bytes);
-  std::string_view header_view(header_bytes, kRecordHeaderSize);
-  const bool bypass = kRecordHeaderSize + payload.size() > kWriteBufferBytes;
-  if (bypass || data_buffer_.size() >= kWriteBufferBytes ||
-      index_buffer_.size() >= kIndexBufferBytes) {
-    // Room first: a buffer that cannot be written refuses the record before it is half added.
-    if (Status s = Flush(); !s.ok()) return s;
-  }
-  uint64_t log_offset = data_bytes_;
-  if (bypass) {
-    // Large records bypass the buffer so it never grows past its bound.
-    if (Status s = data_.WriteAt2(data_written_, header_view, payload); !s.ok()) return s;
-    data_written_ += kRecordHeaderSize + payload.size();
-  } else {
-    data_buffer_.append(header_view).append(payload);
-  }
-  data_bytes_ += kRecordHeaderSize + payload.size();
-
+  // Loaded first: with many hours open the cell is often not in cache, and its load then
+  // overlaps the record's checksum instead of stalling the entry's encoding after it.
   HeadCell& cell = CellOf(*cells_, deliver_at_ms);
-  IndexEntry entry{deliver_at_ms, log_offset, header.length, header.crc, cell.head};
-  char entry_bytes[kIndexEntrySize];
-  EncodeIndexEntry(entry, entry_bytes);
-  index_buffer_.append(entry_bytes, kIndexEntrySize);
+  const uint32_t pre_index = cell.head;
+  const uint64_t log_offset = data_bytes_;
+  Result<uint32_t> record_crc = AppendRecord(deliver_at_ms, payload);
+  if (!record_crc.ok()) return record_crc.status();
+  const IndexEntry entry{deliver_at_ms, log_offset, static_cast<uint32_t>(payload.size()),
+                         *record_crc, pre_index};
+  EncodeIndexEntry(entry, index_buffer_.Append(kIndexEntrySize));
   const uint32_t ordinal = LinkEntry(&cell, entries_);
   entries_ += 1;
   dirty_ = true;
   return ordinal;
 }
 
+Result<uint32_t> HourAppender::AppendRecord(int64_t deliver_at_ms, std::string_view payload) {
+  const size_t record_bytes = kRecordHeaderSize + payload.size();
+  const bool bypass = record_bytes > kWriteBufferBytes;
+  if (bypass || data_buffer_.size() >= kWriteBufferBytes ||
+      index_buffer_.size() >= kIndexBufferBytes) {
+    // Room first: a buffer that cannot be written refuses the record before it is half added.
+    if (Status s = Flush(); !s.ok()) return s;
+  }
+  const auto length = static_cast<uint32_t>(payload.size());
+  const RecordHeader header{length, RecordCrc(length, deliver_at_ms, payload), deliver_at_ms};
+  if (bypass) {
+    // Large records bypass the buffer so it never grows past its bound.
+    char header_bytes[kRecordHeaderSize];
+    EncodeRecordHeader(header, header_bytes);
+    Status s = data_.WriteAt2(data_written_, {header_bytes, kRecordHeaderSize}, payload);
+    if (!s.ok()) return s;
+    data_written_ += record_bytes;
+  } else {
+    char* record = data_buffer_.Append(record_bytes);
+    EncodeRecordHeader(header, record);
+    std::copy(payload.begin(), payload.end(), record + kRecordHeaderSize);
+  }
+  data_bytes_ += record_bytes;
+  return header.crc;
+}
+
 Status HourAppender::Flush() {
   // Data before index, so that a crash of this process never leaves an entry in the page
   // cache whose record is missing. Positional writes make a retry after an error idempotent.
   if (!data_buffer_.empty()) {
-    Status s = data_.WriteAt(data_written_, data_buffer_);
+    Status s = data_.WriteAt(data_written_, data_buffer_.view());
     if (!s.ok()) return s;
     data_written_ += data_buffer_.size();
-    data_buffer_.clear();
+    data_buffer_.Clear();
   }
   if (!index_buffer_.empty()) {
-    Status s = index_.WriteAt(index_written_, index_buffer_);
+    Status s = index_.WriteAt(index_written_, index_buffer_.view());
     if (!s.ok()) return s;
     index_written_ += index_buffer_.size();
-    index_buffer_.clear();
+    index_buffer_.Clear();
   }
   return Status::Ok();
 }
@@ -167,8 +190,8 @@ Status HourAppender::Park() {
   if (!s.ok()) return s;
   data_ = PosixFile();
   index_ = PosixFile();
-  std::string().swap(data_buffer_);
-  std::string().swap(index_buffer_);
+  data_buffer_.Release();
+  index_buffer_.Release();
   return Status::Ok();
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "storage/append_buffer.h"
 #include "storage/format.h"
 #include "storage/hour_files.h"
 #include "storage/posix_file.h"
@@ -83,6 +84,10 @@ class HourAppender {
 
  private:
   HourAppender(std::string dir, int64_t epoch_hour);
+  // Append's first half: makes room in both buffers (writing them when full), then adds the
+  // record to the data buffer, or writes it directly when it is larger than the buffer. Returns
+  // the record's checksum; on error nothing was added.
+  Result<uint32_t> AppendRecord(int64_t deliver_at_ms, std::string_view payload);
   // Saves the head table when kHeadsSaveEveryEntries entries are not covered, or when force
   // and anything is not covered. Only valid when every entry is synced.
   Status SaveHeadsIfDue(bool force);
@@ -97,8 +102,8 @@ class HourAppender {
   HourPaths paths_;
   PosixFile data_;
   PosixFile index_;
-  std::string data_buffer_;     // bytes after data_written_
-  std::string index_buffer_;    // bytes after index_written_
+  AppendBuffer data_buffer_;    // bytes after data_written_
+  AppendBuffer index_buffer_;   // bytes after index_written_
   uint64_t data_written_ = 0;   // data file bytes handed to write()
   uint64_t index_written_ = 0;  // index file bytes handed to write()
   uint64_t data_bytes_ = 0;     // data_written_ + buffered

@@ -55,6 +55,8 @@ void HourTable::CheckStates() const {
     assert(hours_.count(hour) && !cached_.count(hour));
   }
   for (const auto& [hour, cells] : cached_) assert(hours_.count(hour));
+  assert(last_appender_ == nullptr ||
+         (open_.count(last_hour_) && open_.at(last_hour_).get() == last_appender_));
 #endif
 }
 
@@ -65,6 +67,7 @@ Status HourTable::EvictLeastRecentlyUsed() {
   int64_t hour = victim->first;
   std::unique_ptr<HourAppender> appender = std::move(victim->second);
   open_.erase(victim);
+  last_appender_ = nullptr;
   // An hour with unsynced appends or index entries, or covered by a sync in flight, is parked
   // (no fdatasync now; the next or the running sync covers it, and only then may its head table
   // be saved). Too many parked hours are synced early, which bounds their memory.
@@ -86,11 +89,18 @@ Status HourTable::EvictLeastRecentlyUsed() {
 
 Result<HourAppender*> HourTable::AppenderFor(int64_t epoch_hour, bool* created) {
   *created = false;
-  auto it = open_.find(epoch_hour);
-  if (it != open_.end()) {
-    it->second->set_last_used(++tick_);
-    return it->second.get();
-  }
+  // The hour returned last is the most recently used open hour already: nothing to look up.
+  if (last_appender_ != nullptr && last_hour_ == epoch_hour) return last_appender_;
+  Result<HourAppender*> appender = OpenHour(epoch_hour, created);
+  if (!appender.ok()) return appender;
+  (*appender)->set_last_used(++tick_);
+  last_appender_ = *appender;
+  last_hour_ = epoch_hour;
+  return appender;
+}
+
+Result<HourAppender*> HourTable::OpenHour(int64_t epoch_hour, bool* created) {
+  if (auto it = open_.find(epoch_hour); it != open_.end()) return it->second.get();
   if (open_.size() >= max_open_hours_) {
     Status s = EvictLeastRecentlyUsed();
     if (!s.ok()) return s;
@@ -99,11 +109,9 @@ Result<HourAppender*> HourTable::AppenderFor(int64_t epoch_hour, bool* created) 
     // On failure the hour stays parked, whole: the next sync still covers its appends, and its
     // end is still known (Unpark changes nothing unless both files open).
     if (Status s = it->second->Unpark(); !s.ok()) return s.WithContext("reopen parked hour");
-    std::unique_ptr<HourAppender> appender = std::move(it->second);
+    HourAppender* raw = it->second.get();
+    open_[epoch_hour] = std::move(it->second);
     parked_.erase(it);
-    appender->set_last_used(++tick_);
-    HourAppender* raw = appender.get();
-    open_[epoch_hour] = std::move(appender);
     CheckStates();
     return raw;
   }
@@ -117,7 +125,6 @@ Result<HourAppender*> HourTable::AppenderFor(int64_t epoch_hour, bool* created) 
     *created = true;
   }
   cached_.erase(epoch_hour);  // the appender's table is now the live one
-  (*appender)->set_last_used(++tick_);
   HourAppender* raw = appender->get();
   open_[epoch_hour] = std::move(*appender);
   CheckStates();
@@ -162,6 +169,7 @@ Result<const HeadCells*> HourTable::CellsOf(int64_t epoch_hour) {
 Status HourTable::Remove(int64_t epoch_hour) {
   // The appender's buffered records are delivered by the caller's own statement: drop them.
   open_.erase(epoch_hour);
+  last_appender_ = nullptr;
   parked_.erase(epoch_hour);
   cached_.erase(epoch_hour);
   hours_.erase(epoch_hour);
@@ -244,6 +252,7 @@ Status HourTable::CloseAll() {
 
 void HourTable::Abandon() {
   open_.clear();
+  last_appender_ = nullptr;
   parked_.clear();
 }
 

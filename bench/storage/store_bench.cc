@@ -11,15 +11,18 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <future>
+#include <memory>
 #include <random>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include "storage/crc32c.h"
 #include "storage/delay_log_store.h"
 #include "storage/format.h"
 #include "storage/hour_files.h"
+#include "storage/parallel_sync.h"
 #include "storage/posix_file.h"
 
 namespace delaybridge::storage {
@@ -238,53 +241,84 @@ BENCHMARK(BM_RawSequentialWrite)
     ->UseRealTime()
     ->Unit(benchmark::kNanosecond);
 
+// One hour's pair of files as the store's layout writes them, through buffers of the store's
+// sizes, with no other work (BM_RawStoreLayout).
+class LayoutHour {
+ public:
+  LayoutHour(benchmark::State& state, const std::string& dir, int64_t hour)
+      : state_(state), data_(Open(dir, hour, "data")), index_(Open(dir, hour, "index")) {}
+
+  void Append(std::string_view record, std::string_view entry) {
+    data_buffer_.append(record);
+    index_buffer_.append(entry);
+    if (data_buffer_.size() >= kWriteBufferBytes) Flush(data_, data_buffer_, data_written_);
+    if (index_buffer_.size() >= kIndexBufferBytes) Flush(index_, index_buffer_, index_written_);
+  }
+  void Flush() {
+    Flush(data_, data_buffer_, data_written_);
+    Flush(index_, index_buffer_, index_written_);
+  }
+  const PosixFile& data() const { return data_; }
+  const PosixFile& index() const { return index_; }
+
+ private:
+  static PosixFile Open(const std::string& dir, int64_t hour, const char* name) {
+    std::string path = dir + "/" + name + std::to_string(hour);
+    return std::move(PosixFile::Open(path, PosixFile::Mode::kCreateReadWrite)).value();
+  }
+  void Flush(PosixFile& file, std::string& buffer, uint64_t& written) {
+    if (!file.WriteAt(written, buffer).ok()) state_.SkipWithError("write failed");
+    written += buffer.size();
+    buffer.clear();
+  }
+
+  benchmark::State& state_;
+  PosixFile data_;
+  PosixFile index_;
+  std::string data_buffer_;
+  std::string index_buffer_;
+  uint64_t data_written_ = 0;
+  uint64_t index_written_ = 0;
+};
+
 // What the store's layout alone costs: the bytes the store writes for each record (its payload
-// behind a 16-byte header in one file, a 32-byte entry in another) written through buffers of
-// the store's sizes with no other work, on the same cadence; sync_index: fdatasync the second
-// file too (concurrently, as the store's group commit does), or only the first.
+// behind a 16-byte header in one file, a 32-byte entry in another) with no other work, the
+// records round robin over the files of `hours` hours as BM_StoreAppend's, on the same cadence;
+// sync_index: fdatasync the index files too, or only the data files, all of them concurrently
+// as the store's group commit does (storage/parallel_sync.h).
 void BM_RawStoreLayout(benchmark::State& state) {
   const auto payload_bytes = static_cast<size_t>(state.range(0));
   const bool sync_index = state.range(1) == 1;
+  const int64_t hours = state.range(2);
   std::string dir = FreshDir("layout");
-  auto open = [&](const char* name) {
-    return std::move(PosixFile::Open(dir + "/" + name, PosixFile::Mode::kCreateReadWrite)).value();
-  };
-  PosixFile data = open("data");
-  PosixFile index = open("index");
+  std::vector<std::unique_ptr<LayoutHour>> files;
+  std::vector<std::function<Status()>> syncs;
+  for (int64_t h = 0; h < hours; ++h) {
+    files.push_back(std::make_unique<LayoutHour>(state, dir, h));
+    const LayoutHour& hour = *files.back();
+    syncs.push_back([&hour] { return hour.data().DataSync(); });
+    if (sync_index) syncs.push_back([&hour] { return hour.index().DataSync(); });
+  }
   const std::string record(kRecordHeaderSize + payload_bytes, 'p');
   const std::string entry(kIndexEntrySize, 'e');
-  std::string data_buffer;
-  std::string index_buffer;
-  uint64_t data_written = 0;
-  uint64_t index_written = 0;
-  auto flush = [&](PosixFile& file, std::string& buffer, uint64_t& written) {
-    if (!file.WriteAt(written, buffer).ok()) state.SkipWithError("write failed");
-    written += buffer.size();
-    buffer.clear();
-  };
   uint64_t count = 0;
   SyncCadence cadence;
   for (auto _ : state) {
-    data_buffer.append(record);
-    index_buffer.append(entry);
-    if (data_buffer.size() >= kWriteBufferBytes) flush(data, data_buffer, data_written);
-    if (index_buffer.size() >= kIndexBufferBytes) flush(index, index_buffer, index_written);
+    files[count % static_cast<uint64_t>(hours)]->Append(record, entry);
     ++count;
     cadence.Tick(count, [&] {
-      flush(data, data_buffer, data_written);
-      flush(index, index_buffer, index_written);
-      std::thread index_sync;
-      if (sync_index) index_sync = std::thread([&] { (void)index.DataSync(); });
-      if (!data.DataSync().ok()) state.SkipWithError("fdatasync failed");
-      if (index_sync.joinable()) index_sync.join();
+      for (const auto& hour : files) hour->Flush();
+      if (!RunConcurrently(syncs).ok()) state.SkipWithError("fdatasync failed");
     });
   }
   ReportRates(state, payload_bytes);
+  files.clear();
   std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_RawStoreLayout)
-    ->ArgNames({"payload", "sync_index"})
-    ->ArgsProduct({{100, 1024}, {0, 1}})
+    ->ArgNames({"payload", "sync_index", "hours"})
+    ->ArgsProduct({{100, 1024}, {0, 1}, {1}})
+    ->Args({100, 0, 24})
     ->MinTime(2.0)
     ->UseRealTime()
     ->Unit(benchmark::kNanosecond);

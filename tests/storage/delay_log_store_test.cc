@@ -240,6 +240,51 @@ TEST(DelayLogStoreTest, DeleteHoursBeforeRemovesWholeHoursOnly) {
   EXPECT_EQ(Read(reopened.get(), kBaseMs / 1000).size(), 1u);
 }
 
+// The store skips the hour lookup when an append goes to the hour appended to last. Deleting
+// that hour must end the shortcut: the next append to it creates the hour again, and is kept.
+TEST(DelayLogStoreTest, AnHourDeletedRightAfterAnAppendIsCreatedAgainByTheNext) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  ASSERT_TRUE(store->Append(kBaseMs + 1000, "before").ok());
+  ASSERT_TRUE(store->Sync().ok());
+  ASSERT_TRUE(store->DeleteHoursBefore(kBaseMs + kHourMs).ok());
+  EXPECT_TRUE(store->Hours().empty());
+
+  ASSERT_TRUE(store->Append(kBaseMs + 1000, "after").ok());
+  EXPECT_EQ(store->Hours(), std::vector<int64_t>{kBaseMs / kHourMs});
+  ASSERT_TRUE(store->Sync().ok());
+  ASSERT_TRUE(store->Close().ok());
+  auto reopened = OpenStore(dir.path());
+  std::vector<StoredRecord> records = Read(reopened.get(), kBaseMs / 1000 + 1);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].payload, "after");
+}
+
+// An hour evicted to make room for one whose files cannot be created is no longer open, though
+// it was appended to last: the next append to it must reopen it, not write to the appender that
+// was closed.
+TEST(DelayLogStoreTest, AnHourEvictedForAnHourThatFailsToOpenIsReopenedByTheNextAppend) {
+  TempDir dir;
+  auto store = OpenStore(dir.path(), /*max_open_hours=*/1);
+  ASSERT_TRUE(store->Append(kBaseMs + 1000, "a1").ok());
+  ASSERT_TRUE(store->Sync().ok());  // hour A is clean: evicting it closes it
+  // A directory where hour B's data file would be: creating hour B fails after A was evicted.
+  const std::string data_b = dir.path() + "/2026-11-22T17.log";
+  std::filesystem::create_directory(data_b);
+  EXPECT_FALSE(store->Append(kBaseMs + kHourMs + 1000, "b1").ok());
+  std::filesystem::remove(data_b);
+
+  ASSERT_TRUE(store->Append(kBaseMs + 1000, "a2").ok());
+  ASSERT_TRUE(store->Sync().ok());
+  ASSERT_TRUE(store->Close().ok());
+  auto reopened = OpenStore(dir.path());
+  std::vector<std::string> payloads;
+  for (const StoredRecord& r : Read(reopened.get(), kBaseMs / 1000 + 1)) {
+    payloads.push_back(r.payload);
+  }
+  EXPECT_EQ(payloads, (std::vector<std::string>{"a1", "a2"}));
+}
+
 TEST(DelayLogStoreTest, LargeRecordsBypassTheBufferIntact) {
   TempDir dir;
   auto store = OpenStore(dir.path());
