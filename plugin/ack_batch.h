@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,18 @@ struct AckBatch {
   std::vector<DeadLetterAck> dead_lettered;
   std::vector<CancelAnswer> cancels;
   bool empty() const { return delivered.empty() && dead_lettered.empty() && cancels.empty(); }
+  // Moves more's entries to the end of this batch's.
+  void Append(AckBatch&& more);
 };
+
+inline void AckBatch::Append(AckBatch&& more) {
+  auto move_to_end = [](auto& to, auto& from) {
+    if (to.empty()) return to.swap(from);
+    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+  };
+  move_to_end(delivered, more.delivered);
+  move_to_end(dead_lettered, more.dead_lettered);
+  move_to_end(cancels, more.cancels);
+}
 
 }  // namespace delaybridge::plugin

@@ -17,6 +17,7 @@ using std::chrono::milliseconds;
 
 constexpr int64_t kQueueFullRetryMs = 10;  // producer queue full: retry soon
 constexpr int kAloneFlushMs = 10'000;      // a record produced alone: waiting for its batch
+constexpr int64_t kAckNotifyIntervalMs = 10;
 
 // Retry delay after n failed attempts: 100 ms doubling, capped at 10 s.
 int64_t BackoffMs(uint32_t failed_attempts) {
@@ -170,6 +171,7 @@ Deliverer::ReleaseResult Deliverer::Release(const std::vector<TopicPartitionId>&
     release_drained_ = nullptr;
     releasing_.clear();
     result.released = Forget(stores);
+    PublishAcks();  // the owner takes them when this returns
   });
   return result;
 }
@@ -505,13 +507,37 @@ void Deliverer::TransactionFailed(const std::string& what) {
 }
 
 void Deliverer::PushAck(const std::function<void(AckBatch&)>& add) {
+  if (unpublished_acks_.empty()) boost::asio::post(io_, [this] { PublishAcks(); });
+  add(unpublished_acks_);
+}
+
+void Deliverer::PublishAcks() {
+  if (unpublished_acks_.empty()) return;
   bool was_empty;
   {
     std::lock_guard<std::mutex> lock(acks_mu_);
     was_empty = acks_.empty();
-    add(acks_);
+    acks_.Append(std::move(unpublished_acks_));
   }
-  if (was_empty) callbacks_.on_acks();
+  unpublished_acks_ = AckBatch{};
+  if (was_empty) NotifyAcks();
+}
+
+void Deliverer::NotifyAcks() {
+  if (ack_notify_armed_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now >= next_ack_notify_) {
+    next_ack_notify_ = now + milliseconds(kAckNotifyIntervalMs);
+    return callbacks_.on_acks();
+  }
+  ack_notify_armed_ = true;
+  ack_notify_timer_.expires_at(next_ack_notify_);
+  ack_notify_timer_.async_wait([this](const boost::system::error_code& ec) {
+    ack_notify_armed_ = false;
+    if (ec) return;
+    next_ack_notify_ = std::chrono::steady_clock::now() + milliseconds(kAckNotifyIntervalMs);
+    callbacks_.on_acks();
+  });
 }
 
 void Deliverer::CheckReleaseDrained() {

@@ -6,8 +6,9 @@
 namespace delaybridge::plugin {
 
 bool OutstandingPositions::Add(RecordPosition position) {
-  Millisecond& ms = by_ms_[position.deliver_at_ms];
-  if (!Insert(ms, position.ordinal)) return false;
+  auto [it, created] = by_ms_.try_emplace(position.deliver_at_ms);
+  if (created) order_.push(position.deliver_at_ms);
+  if (!Insert(it->second, position.ordinal)) return false;
   ++size_;
   return true;
 }
@@ -16,13 +17,30 @@ bool OutstandingPositions::Remove(RecordPosition position) {
   auto it = by_ms_.find(position.deliver_at_ms);
   if (it == by_ms_.end() || !Erase(it->second, position.ordinal)) return false;
   --size_;
-  if (it->second.live == 0) by_ms_.erase(it);
+  if (it->second.live == 0) {
+    by_ms_.erase(it);
+    DropEmptiedFromTop();
+  }
   return true;
+}
+
+void OutstandingPositions::DropEmptiedFromTop() {
+  while (!order_.empty() && !by_ms_.contains(order_.top())) order_.pop();
+  // Emptied milliseconds below the top stay until they reach it: above a record that stays
+  // outstanding for long (a target being retried), they would pile up. Built anew from the live
+  // ones once they are half of the heap, which keeps the heap's work per removal O(1) amortised.
+  if (order_.size() > 2 * by_ms_.size() + kMinHeapRebuild) {
+    std::vector<int64_t> live;
+    live.reserve(by_ms_.size());
+    for (const auto& [deliver_at_ms, ms] : by_ms_) live.push_back(deliver_at_ms);
+    order_ = decltype(order_)(std::greater<>(), std::move(live));
+  }
 }
 
 std::optional<RecordPosition> OutstandingPositions::smallest() const {
   if (by_ms_.empty()) return std::nullopt;
-  const auto& [deliver_at_ms, ms] = *by_ms_.begin();
+  const int64_t deliver_at_ms = order_.top();
+  const Millisecond& ms = by_ms_.at(deliver_at_ms);
   return RecordPosition{deliver_at_ms, ms.ordinals[ms.first_live]};
 }
 

@@ -230,6 +230,7 @@ Status PartitionStore::MarkClosedCleanly() {
 bool PartitionStore::Acknowledge(RecordPosition position) {
   if (!tracker_.Acknowledge(position)) return false;
   ++acknowledged_since_commit_;
+  ++acknowledged_;
   return true;
 }
 
@@ -372,16 +373,25 @@ Status PartitionStore::FinishSync(std::unique_ptr<storage::PendingSync> sync,
 }
 
 Status PartitionStore::PersistCheckpoint(int64_t now_ms) {
-  const std::optional<storage::DeliveryCheckpoint> cp = TakeCheckpointDue(now_ms);
+  const std::optional<storage::DeliveryCheckpoint> cp = TakeCheckpoint(now_ms);
   if (!cp) return Status::Ok();
   return CheckpointWritten(*cp, storage::WriteDeliveryCheckpoint(log_->dir(), *cp));
 }
 
 std::optional<storage::DeliveryCheckpoint> PartitionStore::TakeCheckpointDue(int64_t now_ms) {
+  const bool only_the_clock_moved = acknowledged_ == acknowledged_at_persisted_;
+  if (only_the_clock_moved && now_ms - last_persisted_at_ms_ < kClockOnlyCheckpointMs) {
+    return std::nullopt;
+  }
+  return TakeCheckpoint(now_ms);
+}
+
+std::optional<storage::DeliveryCheckpoint> PartitionStore::TakeCheckpoint(int64_t now_ms) {
   if (checkpoint_in_flight_) return std::nullopt;
   const RecordPosition watermark = CurrentWatermark(now_ms);
   if (watermark == last_persisted_) return std::nullopt;
   checkpoint_in_flight_ = true;
+  acknowledged_at_in_flight_ = acknowledged_;
   return storage::DeliveryCheckpoint{watermark.deliver_at_ms, watermark.ordinal, now_ms};
 }
 
@@ -395,6 +405,8 @@ Status PartitionStore::CheckpointWritten(const storage::DeliveryCheckpoint& cp,
   checkpoint_in_flight_ = false;
   if (!write_status.ok()) return write_status.WithContext("write checkpoint in " + log_->dir());
   last_persisted_ = RecordPosition{cp.next_deliver_at_ms, cp.next_ordinal};
+  last_persisted_at_ms_ = cp.updated_at_ms;
+  acknowledged_at_persisted_ = acknowledged_at_in_flight_;
   // Retention only after the checkpoint that covers the hours is durable.
   const int64_t watermark_hour = cp.next_deliver_at_ms / kMsPerHour;
   if (watermark_hour > deleted_before_hour_) {

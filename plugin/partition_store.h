@@ -199,18 +199,27 @@ class PartitionStore {
   // At revocation, after the last transaction committed and the checkpoint was persisted.
   Status MarkClosedCleanly();
 
-  // Persists the watermark when it moved and deletes hour files wholly before it.
+  // Persists the watermark when it moved and deletes hour files wholly before it (revocation:
+  // whatever moved it).
   Status PersistCheckpoint(int64_t now_ms);
-  // The same in steps, so the file write can run on another thread (DiskWorker): the
-  // checkpoint to write, or nullopt when the watermark has not moved or a write is in flight;
-  // then, on the owner thread, what the write returned (ok: it becomes last_persisted() and
-  // hour files wholly before it are deleted). WriteDeliveryCheckpoint touches only the
-  // CHECKPOINT files, so the store can be used meanwhile.
+  // The periodic write in steps, so the file write can run on another thread (DiskWorker): the
+  // checkpoint to write, or nullopt when the watermark has not moved, a write is in flight, or
+  // it moved only with the clock (nothing acknowledged since the last write) and the last write
+  // is less than kClockOnlyCheckpointMs old; then, on the owner thread, what the write returned
+  // (ok: it becomes last_persisted() and hour files wholly before it are deleted).
+  // WriteDeliveryCheckpoint touches only the CHECKPOINT files, so the store can be used
+  // meanwhile.
   std::optional<storage::DeliveryCheckpoint> TakeCheckpointDue(int64_t now_ms);
   Status CheckpointWritten(const storage::DeliveryCheckpoint& cp, const Status& write_status);
   RecordPosition last_persisted() const { return last_persisted_; }
 
+  // A watermark that passed no acknowledged record since the last write only followed the
+  // clock: a crash that loses it re-delivers nothing, so it is written this rarely instead of
+  // every interval (an idle store would otherwise write and fdatasync it ten times a second).
+  static constexpr int64_t kClockOnlyCheckpointMs = 1000;
+
  private:
+  std::optional<storage::DeliveryCheckpoint> TakeCheckpoint(int64_t now_ms);
   PartitionStore(TopicPartitionId id, std::unique_ptr<storage::DelayLogStore> log,
                  SourceOffsetMarker marker, RecordPosition start, bool had_checkpoint,
                  int64_t checkpoint_written_ms, std::string store_id, bool rebuilt,
@@ -249,6 +258,10 @@ class PartitionStore {
   int64_t preloaded_until_second_;
   std::optional<int64_t> deliveries_held_until_;
   RecordPosition last_persisted_;
+  int64_t last_persisted_at_ms_ = 0;
+  uint64_t acknowledged_ = 0;               // records acknowledged since the store opened
+  uint64_t acknowledged_at_persisted_ = 0;  // acknowledged_ when last_persisted_ was taken
+  uint64_t acknowledged_at_in_flight_ = 0;  // acknowledged_ when the write in flight was taken
   bool checkpoint_in_flight_ = false;
   int64_t deleted_before_hour_ = 0;  // hour files before this hour were deleted
 };

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  librdkafka-dev libboost-dev libyaml-cpp-dev
+  librdkafka-dev libboost-dev libyaml-cpp-dev libjemalloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format kcat
   clang-14 libclang-rt-14-dev

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds the .deb with cpack from a configured and built tree and checks it: the package's name
-# and dependencies (librdkafka and yaml-cpp found by dpkg-shlibdeps), the binaries, the systemd
+# and dependencies (the packages named, found by dpkg-shlibdeps), the binaries, the systemd
 # unit, the example configuration and the Grafana dashboard, and that the program the unit starts
 # is one the package installs.
-# Usage: check_deb.sh BUILD_DIR
+# Usage: check_deb.sh BUILD_DIR PACKAGE...   (e.g. librdkafka1 libyaml-cpp libjemalloc2)
 set -euo pipefail
 build=$1
+shift
+expected_dependencies=("$@")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cpack --config "$build/CPackConfig.cmake" -B "$work" >"$work/cpack.log" 2>&1 || {
@@ -20,7 +22,8 @@ fail() {
 
 [[ $(dpkg-deb --field "$deb" Package) == delaybridge ]] || fail "package name"
 depends=$(dpkg-deb --field "$deb" Depends)
-for dependency in librdkafka1 libyaml-cpp; do
+((${#expected_dependencies[@]} > 0)) || fail "no dependencies to check were named"
+for dependency in "${expected_dependencies[@]}"; do
   [[ $depends == *"$dependency"* ]] || fail "Depends lacks $dependency: $depends"
 done
 

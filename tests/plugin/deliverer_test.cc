@@ -65,6 +65,11 @@ class DelivererTest : public ::testing::Test {
     callbacks.on_acks = [this] {
       std::lock_guard<std::mutex> lock(mu_);
       ++ack_signals_;
+      if (take_acks_on_signal_) {
+        // As promptly as an idle owner would (the bridge's loop posts TakeAcks to itself).
+        ack_signal_times_.push_back(std::chrono::steady_clock::now());
+        taken_on_signal_.Append(deliverer_->TakeAcks());
+      }
       cv_.notify_all();
     };
     callbacks.on_fatal = [this](const Status& s) {
@@ -122,6 +127,9 @@ class DelivererTest : public ::testing::Test {
   std::mutex mu_;
   std::condition_variable cv_;
   int ack_signals_ = 0;
+  bool take_acks_on_signal_ = false;
+  std::vector<std::chrono::steady_clock::time_point> ack_signal_times_;  // guarded by mu_
+  AckBatch taken_on_signal_;                                             // guarded by mu_
   std::string fatal_;
 };
 
@@ -163,6 +171,40 @@ TEST_F(DelivererTest, ProducesWhenDueAndAcknowledgesPositions) {
   EXPECT_EQ(stats.lateness_at_produce.early_count(), 0);
   EXPECT_EQ(stats.in_memory, 0u);
   EXPECT_EQ(deliverer_->TakeStats().delivered, 0u);  // per interval
+}
+
+// Reproduces the delivery thread waking the bridge's loop once per delivery report (4,400
+// times a second at 25k records a second): the owner is told of acknowledgements at most every
+// 10 ms, and told of every one.
+TEST_F(DelivererTest, TheOwnerIsToldOfAcknowledgementsAtMostEveryTenMilliseconds) {
+  // The producer's set-up (metadata, producer id) first, so the records are acknowledged as they
+  // fall due rather than all at once when it is ready.
+  const int64_t warm_up_ms = clock_.now_ms();
+  deliverer_->Schedule(
+      {Due(kStoreA, RecordPosition{warm_up_ms, 0}, Record(kTarget, 0, warm_up_ms))});
+  ASSERT_EQ(AwaitAcks(1, 0).delivered.size(), 1u);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    take_acks_on_signal_ = true;
+  }
+  const int64_t now_ms = clock_.now_ms();
+  constexpr int kRecords = 400;
+  std::vector<DueRecord> due;
+  for (int i = 0; i < kRecords; ++i) {
+    const int64_t at_ms = now_ms + 50 + i / 2;  // two a millisecond for 200 ms
+    due.push_back(Due(kStoreA, RecordPosition{at_ms, static_cast<uint32_t>(i)},
+                      Record(kTarget, 1 + i, at_ms)));
+  }
+  deliverer_->Schedule(std::move(due));
+  std::unique_lock<std::mutex> lock(mu_);
+  ASSERT_TRUE(cv_.wait_for(lock, std::chrono::seconds(10),
+                           [&] { return taken_on_signal_.delivered.size() == kRecords; }))
+      << taken_on_signal_.delivered.size() << " of " << kRecords << " acknowledgements signalled";
+  ASSERT_GE(ack_signal_times_.size(), 2u);
+  for (size_t i = 1; i < ack_signal_times_.size(); ++i) {
+    EXPECT_GE(ack_signal_times_[i] - ack_signal_times_[i - 1], milliseconds(10))
+        << "signal " << i << " of " << ack_signal_times_.size();
+  }
 }
 
 TEST_F(DelivererTest, ARecordPlacedLaterThanItAskedIsDeliveredWhenItAsked) {

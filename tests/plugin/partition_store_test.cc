@@ -151,6 +151,45 @@ TEST_F(PartitionStoreTest, CheckpointInStepsWritesOneAtATimeAndKeepsAFailedOneDu
   EXPECT_FALSE(store->TakeCheckpointDue(now + 2000).has_value());  // nothing moved
 }
 
+// Reproduces an idle bridge writing and fdatasyncing every store's checkpoint each interval,
+// although a watermark that only followed the clock protects no delivered record.
+TEST_F(PartitionStoreTest, ACheckpointThatOnlyFollowedTheClockIsWrittenOnceASecond) {
+  const int64_t now = kHourStartMs;
+  auto store = Open(now);
+  store->set_preloaded_until_second(now / 1000 + 5);
+  const std::string dir = dir_.path() + "/delayed-2";
+  auto write = [&](const storage::DeliveryCheckpoint& cp) {
+    ASSERT_TRUE(store->CheckpointWritten(cp, storage::WriteDeliveryCheckpoint(dir, cp)).ok());
+  };
+  auto cp = store->TakeCheckpointDue(now + 1000);
+  ASSERT_TRUE(cp.has_value());
+  write(*cp);
+  // Only the clock moved: not again within a second of the last write.
+  EXPECT_FALSE(store->TakeCheckpointDue(now + 1100).has_value());
+  EXPECT_FALSE(store->TakeCheckpointDue(now + 1999).has_value());
+  cp = store->TakeCheckpointDue(now + 2000);
+  ASSERT_TRUE(cp.has_value());
+  EXPECT_EQ(cp->next_deliver_at_ms, now + 2000);
+  write(*cp);
+  // An acknowledged record moves it past a delivery: written at the next interval.
+  const std::optional<RecordPosition> record = Append(*store, 1, now + 2050, now + 2000);
+  ASSERT_TRUE(record.has_value());
+  EXPECT_FALSE(store->TakeCheckpointDue(now + 2100).has_value());
+  ASSERT_TRUE(store->Acknowledge(*record));
+  cp = store->TakeCheckpointDue(now + 2100);
+  ASSERT_TRUE(cp.has_value());
+  EXPECT_EQ(cp->next_deliver_at_ms, now + 2100);
+  // A failed write keeps it due at the next interval.
+  EXPECT_FALSE(store->CheckpointWritten(*cp, Status::IOError("no space left")).ok());
+  cp = store->TakeCheckpointDue(now + 2200);
+  ASSERT_TRUE(cp.has_value());
+  write(*cp);
+  EXPECT_FALSE(store->TakeCheckpointDue(now + 2300).has_value());
+  // Revocation writes whatever moved it.
+  ASSERT_TRUE(store->PersistCheckpoint(now + 2300).ok());
+  EXPECT_EQ(store->last_persisted(), (RecordPosition{now + 2300, 0}));
+}
+
 TEST_F(PartitionStoreTest, PreloaderWalksSecondsInOrderUpToTheHorizon) {
   const int64_t now = kHourStartMs;
   auto store = Open(now);
