@@ -19,13 +19,16 @@ bool OutstandingPositions::Remove(RecordPosition position) {
   --size_;
   if (it->second.live == 0) {
     by_ms_.erase(it);
-    DropEmptiedFromTop();
+    DropEmptiedFromTop(position.deliver_at_ms);
   }
   return true;
 }
 
-void OutstandingPositions::DropEmptiedFromTop() {
-  while (!order_.empty() && !by_ms_.contains(order_.top())) order_.pop();
+void OutstandingPositions::DropEmptiedFromTop(int64_t emptied_ms) {
+  // The top is live unless it was the millisecond just emptied.
+  if (order_.top() == emptied_ms) {
+    while (!order_.empty() && !by_ms_.contains(order_.top())) order_.pop();
+  }
   // Emptied milliseconds below the top stay until they reach it: above a record that stays
   // outstanding for long (a target being retried), they would pile up. Built anew from the live
   // ones once they are half of the heap, which keeps the heap's work per removal O(1) amortised.

@@ -57,8 +57,9 @@ class OutstandingPositions {
   static void Compact(Millisecond& ms);
 
   static constexpr size_t kMinHeapRebuild = 64;
-  // Drops emptied milliseconds from the top of order_, so its top is the smallest live one.
-  void DropEmptiedFromTop();
+  // After emptied_ms was emptied: drops emptied milliseconds from the top of order_, so its top
+  // is the smallest live one.
+  void DropEmptiedFromTop(int64_t emptied_ms);
 
   std::unordered_map<int64_t, Millisecond> by_ms_;  // only milliseconds with live entries
   // Every key of by_ms_, and emptied milliseconds not yet dropped (maybe twice, when one was
