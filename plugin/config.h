@@ -62,7 +62,7 @@ struct BridgeConfig {
   int64_t tick_ms = 1;
   int64_t preload_seconds = 5;
   size_t max_preloaded_records = 250'000;  // soft bound on records held in memory
-  int64_t checkpoint_interval_ms = 100;      // how often moved checkpoints are persisted
+  int64_t checkpoint_interval_ms = 100;    // how often moved checkpoints are persisted
 
   int64_t max_delay_ms = 3650LL * 24 * 3600 * 1000;
   // A delay topic must keep records for max_delay + retention_margin (plugin/retention_check.h)

@@ -81,6 +81,7 @@ void Deliverer::Stop(int flush_timeout_ms) {
     if (transaction_open_) (void)producer_->AbortTransaction(flush_timeout_ms);
     transaction_open_ = false;
     due_timer_.Pause();
+    PublishAcks();  // those of the flush: io_.stop() drops the posted PublishAcks
     io_.stop();
   });
   thread_.join();

@@ -14,7 +14,7 @@
 // it for good; a reduced dead letter refused too is logged, counted and settled, so nothing is
 // retried forever. The Deliverer decides what is produced and when it is tried again; the
 // DueTimer only keeps the time. Acknowledgements travel back as an AckBatch the bridge takes
-// (TakeAcks) when on_acks tells it one is waiting; the bridge applies them to its stores'
+// (TakeAcks) when on_acks tells it some are waiting; the bridge applies them to its stores'
 // trackers and offsets, which only its thread touches.
 //
 // With exactly_once the producer is transactional. Deliveries and dead letters go into the open
@@ -89,7 +89,8 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
     std::string dead_letter_topic;       // where records their target refuses go
   };
   struct Callbacks {
-    std::function<void()> on_acks;                // an AckBatch became non-empty
+    // Acknowledgements are waiting (at most every 10 ms; TakeAcks may find them taken already).
+    std::function<void()> on_acks;
     std::function<void(const Status&)> on_fatal;  // the producer cannot go on
     std::function<void()> on_transaction_full;    // exactly_once: time to cut one
   };

@@ -1,6 +1,7 @@
 #include "plugin/outstanding_positions.h"
 
 #include <algorithm>
+#include <cassert>
 #include <iterator>
 
 namespace delaybridge::plugin {
@@ -20,29 +21,32 @@ bool OutstandingPositions::Remove(RecordPosition position) {
   if (it->second.live == 0) {
     by_ms_.erase(it);
     DropEmptiedFromTop(position.deliver_at_ms);
+    RebuildOrderIfStale();
   }
   return true;
 }
 
 void OutstandingPositions::DropEmptiedFromTop(int64_t emptied_ms) {
   // The top is live unless it was the millisecond just emptied.
-  if (order_.top() == emptied_ms) {
-    while (!order_.empty() && !by_ms_.contains(order_.top())) order_.pop();
-  }
+  if (order_.top() != emptied_ms) return;
+  while (!order_.empty() && !by_ms_.contains(order_.top())) order_.pop();
+}
+
+void OutstandingPositions::RebuildOrderIfStale() {
   // Emptied milliseconds below the top stay until they reach it: above a record that stays
   // outstanding for long (a target being retried), they would pile up. Built anew from the live
   // ones once they are half of the heap, which keeps the heap's work per removal O(1) amortised.
-  if (order_.size() > 2 * by_ms_.size() + kMinHeapRebuild) {
-    std::vector<int64_t> live;
-    live.reserve(by_ms_.size());
-    for (const auto& [deliver_at_ms, ms] : by_ms_) live.push_back(deliver_at_ms);
-    order_ = decltype(order_)(std::greater<>(), std::move(live));
-  }
+  if (order_.size() <= 2 * by_ms_.size() + kMinHeapRebuild) return;
+  std::vector<int64_t> live;
+  live.reserve(by_ms_.size());
+  for (const auto& [deliver_at_ms, ms] : by_ms_) live.push_back(deliver_at_ms);
+  order_ = decltype(order_)(std::greater<>(), std::move(live));
 }
 
 std::optional<RecordPosition> OutstandingPositions::smallest() const {
   if (by_ms_.empty()) return std::nullopt;
   const int64_t deliver_at_ms = order_.top();
+  assert(by_ms_.contains(deliver_at_ms) && "the order's top is a live millisecond");
   const Millisecond& ms = by_ms_.at(deliver_at_ms);
   return RecordPosition{deliver_at_ms, ms.ordinals[ms.first_live]};
 }

@@ -60,6 +60,8 @@ class OutstandingPositions {
   // After emptied_ms was emptied: drops emptied milliseconds from the top of order_, so its top
   // is the smallest live one.
   void DropEmptiedFromTop(int64_t emptied_ms);
+  // Builds order_ anew from the live milliseconds once emptied ones are half of it.
+  void RebuildOrderIfStale();
 
   std::unordered_map<int64_t, Millisecond> by_ms_;  // only milliseconds with live entries
   // Every key of by_ms_, and emptied milliseconds not yet dropped (maybe twice, when one was

@@ -230,7 +230,7 @@ Status PartitionStore::MarkClosedCleanly() {
 bool PartitionStore::Acknowledge(RecordPosition position) {
   if (!tracker_.Acknowledge(position)) return false;
   ++acknowledged_since_commit_;
-  ++acknowledged_;
+  ++acknowledged_count_;
   return true;
 }
 
@@ -379,8 +379,8 @@ Status PartitionStore::PersistCheckpoint(int64_t now_ms) {
 }
 
 std::optional<storage::DeliveryCheckpoint> PartitionStore::TakeCheckpointDue(int64_t now_ms) {
-  const bool only_the_clock_moved = acknowledged_ == acknowledged_at_persisted_;
-  if (only_the_clock_moved && now_ms - last_persisted_at_ms_ < kClockOnlyCheckpointMs) {
+  const bool nothing_acknowledged_since = acknowledged_count_ == acknowledged_count_at_persisted_;
+  if (nothing_acknowledged_since && now_ms - last_persisted_at_ms_ < kClockOnlyCheckpointMs) {
     return std::nullopt;
   }
   return TakeCheckpoint(now_ms);
@@ -391,7 +391,7 @@ std::optional<storage::DeliveryCheckpoint> PartitionStore::TakeCheckpoint(int64_
   const RecordPosition watermark = CurrentWatermark(now_ms);
   if (watermark == last_persisted_) return std::nullopt;
   checkpoint_in_flight_ = true;
-  acknowledged_at_in_flight_ = acknowledged_;
+  acknowledged_count_at_in_flight_ = acknowledged_count_;
   return storage::DeliveryCheckpoint{watermark.deliver_at_ms, watermark.ordinal, now_ms};
 }
 
@@ -406,7 +406,7 @@ Status PartitionStore::CheckpointWritten(const storage::DeliveryCheckpoint& cp,
   if (!write_status.ok()) return write_status.WithContext("write checkpoint in " + log_->dir());
   last_persisted_ = RecordPosition{cp.next_deliver_at_ms, cp.next_ordinal};
   last_persisted_at_ms_ = cp.updated_at_ms;
-  acknowledged_at_persisted_ = acknowledged_at_in_flight_;
+  acknowledged_count_at_persisted_ = acknowledged_count_at_in_flight_;
   // Retention only after the checkpoint that covers the hours is durable.
   const int64_t watermark_hour = cp.next_deliver_at_ms / kMsPerHour;
   if (watermark_hour > deleted_before_hour_) {

@@ -259,9 +259,11 @@ class PartitionStore {
   std::optional<int64_t> deliveries_held_until_;
   RecordPosition last_persisted_;
   int64_t last_persisted_at_ms_ = 0;
-  uint64_t acknowledged_ = 0;               // records acknowledged since the store opened
-  uint64_t acknowledged_at_persisted_ = 0;  // acknowledged_ when last_persisted_ was taken
-  uint64_t acknowledged_at_in_flight_ = 0;  // acknowledged_ when the write in flight was taken
+  uint64_t acknowledged_count_ = 0;  // records acknowledged since the store opened
+  uint64_t acknowledged_count_at_persisted_ =
+      0;  // acknowledged_count_ when last_persisted_ was taken
+  uint64_t acknowledged_count_at_in_flight_ =
+      0;  // acknowledged_count_ when the write in flight was taken
   bool checkpoint_in_flight_ = false;
   int64_t deleted_before_hour_ = 0;  // hour files before this hour were deleted
 };
