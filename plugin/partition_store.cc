@@ -180,7 +180,8 @@ bool PartitionStore::Unchanged(const PartitionProgress::Snapshot& snapshot, int6
   return last_snapshot_ && last_snapshot_->low_watermark == snapshot.low_watermark &&
          last_snapshot_->late_below == snapshot.late_below &&
          last_snapshot_->ingest_position == snapshot.ingest_position &&
-         acknowledged_since_commit_ == 0 && now_ms - last_commit_ms_ < kRecommitMs;
+         acknowledged_count_ == acknowledged_count_at_commit_ &&
+         now_ms - last_commit_ms_ < kRecommitMs;
 }
 
 std::optional<CommittedOffset> PartitionStore::RecordCommit(
@@ -191,7 +192,7 @@ std::optional<CommittedOffset> PartitionStore::RecordCommit(
                                   snapshot.ingest_position};
   last_commit_ = CommittedOffset{snapshot.low_watermark, EncodeProgressMetadata(metadata)};
   last_snapshot_ = snapshot;
-  acknowledged_since_commit_ = 0;
+  acknowledged_count_at_commit_ = acknowledged_count_;
   return last_commit_;
 }
 
@@ -229,7 +230,6 @@ Status PartitionStore::MarkClosedCleanly() {
 
 bool PartitionStore::Acknowledge(RecordPosition position) {
   if (!tracker_.Acknowledge(position)) return false;
-  ++acknowledged_since_commit_;
   ++acknowledged_count_;
   return true;
 }

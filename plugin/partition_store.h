@@ -254,16 +254,17 @@ class PartitionStore {
   std::optional<CommittedOffset> last_commit_;  // what TakeProgressToCommit returned last
   int64_t last_commit_ms_ = 0;
   std::optional<PartitionProgress::Snapshot> last_snapshot_;
-  uint64_t acknowledged_since_commit_ = 0;
+  // Records acknowledged since the store opened; its value at the last progress commit, at the
+  // last persisted checkpoint and at the checkpoint write in flight tell whether either moved
+  // past a delivery or only followed the clock.
+  uint64_t acknowledged_count_ = 0;
+  uint64_t acknowledged_count_at_commit_ = 0;
   int64_t preloaded_until_second_;
   std::optional<int64_t> deliveries_held_until_;
   RecordPosition last_persisted_;
   int64_t last_persisted_at_ms_ = 0;
-  uint64_t acknowledged_count_ = 0;  // records acknowledged since the store opened
-  uint64_t acknowledged_count_at_persisted_ =
-      0;  // acknowledged_count_ when last_persisted_ was taken
-  uint64_t acknowledged_count_at_in_flight_ =
-      0;  // acknowledged_count_ when the write in flight was taken
+  uint64_t acknowledged_count_at_persisted_ = 0;
+  uint64_t acknowledged_count_at_in_flight_ = 0;
   bool checkpoint_in_flight_ = false;
   int64_t deleted_before_hour_ = 0;  // hour files before this hour were deleted
 };
