@@ -53,9 +53,41 @@ bool TimingWheel::cancel(TimerHandle handle) {
   const Entry& entry = entries_[handle.index];
   // Fired or cancelled entries are on the free list or were reused under a newer generation.
   if (entry.list == kFreeList || entry.generation != handle.generation) return false;
-  unlink(handle.index);
+  const uint32_t list = entry.list;
+  if (is_coarse(list)) {
+    coarse_[list - kFirstCoarseList][entry.prev].index = kNil;
+  } else {
+    unlink(handle.index);
+  }
   release(handle.index);
+  if (is_coarse(list)) count_stale_place(list);
   return true;
+}
+
+void TimingWheel::count_stale_place(uint32_t list) {
+  // Timers that are scheduled far ahead and cancelled before they come near (timeouts that do
+  // not happen) would otherwise pile up places until their slot is cascaded, maybe days later.
+  std::vector<Place>& places = coarse_[list - kFirstCoarseList];
+  uint32_t& stale = stale_places_[list - kFirstCoarseList];
+  if (++stale == places.size()) {
+    // Nothing left to cascade: the slot is empty, and no wake-up is spent on it. A small array
+    // stays for the slot's next timer (a timeout scheduled and cancelled over and over).
+    places.clear();
+    if (places.capacity() > kMaxEmptyArrayKept) std::vector<Place>().swap(places);
+    stale = 0;
+    occupied_[list / kSlotsPerLevel] &= ~(uint64_t{1} << (list % kSlotsPerLevel));
+    return;
+  }
+  if (stale < kMinStalePlacesToCompact || stale * 2 < places.size()) return;
+  size_t kept = 0;
+  for (const Place& place : places) {
+    if (place.index == kNil) continue;
+    entries_[place.index].prev = static_cast<uint32_t>(kept);
+    places[kept++] = place;
+  }
+  places.resize(kept);
+  places.shrink_to_fit();
+  stale = 0;
 }
 
 std::optional<int64_t> TimingWheel::next_deadline_ms() const {
@@ -78,7 +110,10 @@ std::optional<int64_t> TimingWheel::next_deadline_ms() const {
 void TimingWheel::reserve(size_t timers) { entries_.reserve(timers); }
 
 size_t TimingWheel::memory_bytes() const {
-  return sizeof(*this) + entries_.capacity() * sizeof(Entry);
+  size_t bytes = sizeof(*this) + entries_.capacity() * sizeof(Entry);
+  for (const std::vector<Place>& places : coarse_) bytes += places.capacity() * sizeof(Place);
+  for (const std::vector<Place>& places : kept_arrays_) bytes += places.capacity() * sizeof(Place);
+  return bytes;
 }
 
 uint64_t TimingWheel::tick_for(int64_t deadline_ms) const {
@@ -108,19 +143,26 @@ uint32_t TimingWheel::list_for(uint64_t tick) const {
   return static_cast<uint32_t>(level) * kSlotsPerLevel + wheel::slot_for(tick, level);
 }
 
-void TimingWheel::insert(uint32_t index) {
-  link_into_slot(list_for(tick_for(entries_[index].deadline_ms)), index);
+void TimingWheel::insert(uint32_t index) { insert(index, entries_[index].deadline_ms); }
+
+void TimingWheel::insert(uint32_t index, int64_t deadline_ms) {
+  link_into_slot(list_for(tick_for(deadline_ms)), index, deadline_ms);
 }
 
-void TimingWheel::link_into_slot(uint32_t list, uint32_t index) {
+void TimingWheel::link_into_slot(uint32_t list, uint32_t index, int64_t deadline_ms) {
   uint64_t& occupied = occupied_[list / kSlotsPerLevel];
   const uint64_t bit = uint64_t{1} << (list % kSlotsPerLevel);
   // A slot that was empty starts a fresh lower bound; see slot_min_deadline_ms_.
-  const int64_t deadline_ms = entries_[index].deadline_ms;
   slot_min_deadline_ms_[list] =
       (occupied & bit) == 0 ? deadline_ms : std::min(slot_min_deadline_ms_[list], deadline_ms);
   occupied |= bit;
-  link_back(list, index);
+  if (!is_coarse(list)) return link_back(list, index);
+  std::vector<Place>& places = coarse_[list - kFirstCoarseList];
+  if (places.capacity() == 0) take_kept_array(list);
+  Entry& entry = entries_[index];
+  entry.list = list;
+  entry.prev = static_cast<uint32_t>(places.size());
+  places.push_back(Place{index, static_cast<uint32_t>(deadline_ms)});
 }
 
 void TimingWheel::link_back(uint32_t list, uint32_t index) {
@@ -165,7 +207,7 @@ uint32_t TimingWheel::allocate() {
 
 uint32_t TimingWheel::grow_slab() {
   if (entries_.size() == entries_.capacity()) {
-    // 1.5x instead of the library's 2x keeps a pending timer at <= 48 bytes.
+    // 1.5x instead of the library's 2x keeps an entry at <= 48 bytes per pending timer.
     entries_.reserve(std::max<size_t>(64, entries_.capacity() + entries_.capacity() / 2));
   }
   if (entries_.size() >= kNil) {
@@ -183,7 +225,7 @@ void TimingWheel::restore_kept() {
   while (heads_[kKeptList] != kNil) {
     const uint32_t index = heads_[kKeptList];
     unlink(index);
-    link_into_slot(current_list, index);
+    link_into_slot(current_list, index, entries_[index].deadline_ms);
   }
 }
 
@@ -206,16 +248,44 @@ bool TimingWheel::step_to_coarse_slot() {
 void TimingWheel::cascade(uint32_t list) {
   // elapsed_ticks_ now stands at the slot's first tick, so every timer of the slot lands in a
   // lower level and none comes back here. The slot is taken whole and emptied first (no
-  // callback runs during a cascade, so nothing can cancel from the detached chain).
-  uint32_t index = heads_[list];
-  heads_[list] = kNil;
-  tails_[list] = kNil;
+  // callback runs during a cascade, so nothing can cancel from the detached array).
+  std::vector<Place> places = std::move(coarse_[list - kFirstCoarseList]);
+  stale_places_[list - kFirstCoarseList] = 0;
   occupied_[list / kSlotsPerLevel] &= ~(uint64_t{1} << (list % kSlotsPerLevel));
-  while (index != kNil) {
-    const uint32_t next = entries_[index].next;
-    insert(index);
-    index = next;
+  // Every deadline of the slot lies in [slot_start_ms, slot_start_ms + span): when the span is
+  // at most 2^32 ms, the low 32 bits say which. Wider slots (years ahead) read the entry.
+  const int level = static_cast<int>(list / kSlotsPerLevel);
+  using Wide = unsigned __int128;
+  const bool low_bits_suffice =
+      (static_cast<Wide>(tick_ms_) << (level * wheel::kSlotBits)) <= (Wide{1} << 32);
+  const int64_t slot_start_ms = static_cast<int64_t>(
+      static_cast<uint64_t>(start_ms_) + elapsed_ticks_ * static_cast<uint64_t>(tick_ms_));
+  // The entries are written kPrefetchAhead places ahead of the one being moved, so that their
+  // cache misses overlap instead of following one another.
+  constexpr size_t kPrefetchAhead = 32;
+  for (size_t place = 0; place < places.size(); ++place) {
+    if (place + kPrefetchAhead < places.size() && places[place + kPrefetchAhead].index != kNil) {
+      __builtin_prefetch(&entries_[places[place + kPrefetchAhead].index], 1);
+    }
+    const Place& moving = places[place];
+    if (moving.index == kNil) continue;  // cancelled
+    const int64_t deadline_ms =
+        low_bits_suffice
+            ? slot_start_ms +
+                  static_cast<uint32_t>(moving.deadline_low - static_cast<uint32_t>(slot_start_ms))
+            : entries_[moving.index].deadline_ms;
+    insert(moving.index, deadline_ms);
   }
+  std::vector<Place>& kept = kept_arrays_[level];
+  if (places.capacity() > kept.capacity()) {
+    places.clear();
+    kept = std::move(places);
+  }
+}
+
+void TimingWheel::take_kept_array(uint32_t list) {
+  std::vector<Place>& kept = kept_arrays_[list / kSlotsPerLevel];
+  if (kept.capacity() != 0) coarse_[list - kFirstCoarseList].swap(kept);
 }
 
 }  // namespace delaybridge

@@ -25,6 +25,14 @@ void DueTimer::HandOverDue() {
   if (!due.empty()) on_due_(due, now_ms);
 }
 
+bool DueTimer::HandOverDueIfLate() {
+  if (paused_) return false;
+  const std::optional<int64_t> next_ms = wheel_.next_deadline_ms();
+  if (!next_ms || *next_ms > clock_.now_ms()) return false;
+  HandOverDue();
+  return true;
+}
+
 void DueTimer::Pause() {
   paused_ = true;
   timer_.cancel();

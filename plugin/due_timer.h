@@ -11,10 +11,11 @@
 // is computed from the clock's reading, so a token is handed over at its deadline as the clock
 // tells it; a wake-up that finds nothing due (its earliest token was cancelled) re-arms.
 //
-// Tokens are handed over at the clock reading of the wake-up, never before their deadline;
-// tokens due in one tick come in the order they were scheduled. A token scheduled from the
-// callback is never handed over by the same call, even when due: it waits for the next turn of
-// the io_context, so a callback that schedules what is due again cannot loop.
+// Tokens are handed over at the clock reading of a wake-up (or of a HandOverDueIfLate call),
+// never before their deadline; tokens due in one tick come in the order they were scheduled. A
+// token scheduled from the callback is never handed over by the same call, even when due: it
+// waits for the next wake-up or HandOverDueIfLate, so a callback that schedules what is due
+// again cannot loop.
 //
 // Pause/Resume: while paused nothing is handed over and the asio timer is not armed; Resume
 // hands over what fell due meanwhile and arms again. (exactly_once holds deliveries while the
@@ -54,6 +55,10 @@ class DueTimer {
 
   // Hands over everything due now, paused or not (the timer stays paused).
   void HandOverDue();
+  // Hands over what is due now unless paused or nothing is due yet: for a long job on the
+  // delivery thread, which would otherwise hold the wake-up back until it ends. True when it
+  // handed over (the callback may have run).
+  bool HandOverDueIfLate();
   // Hands over nothing until Resume, and stops waiting.
   void Pause();
   // Hands over everything due now and arms the asio timer for the rest.

@@ -36,6 +36,12 @@ class EncodedRecord {
   std::string SourceId() const;
   std::string target_topic() const { return std::string(view().target_topic); }
   const std::string& bytes() const { return bytes_; }
+  // Asks the CPU to fetch the start of the encoding (its fixed fields, the topics) into the
+  // cache without waiting for it.
+  void Prefetch() const {
+    __builtin_prefetch(bytes_.data());
+    __builtin_prefetch(bytes_.data() + 64);
+  }
 
  private:
   explicit EncodedRecord(std::string bytes) : bytes_(std::move(bytes)) {}

@@ -8,28 +8,28 @@ uint64_t PendingDeliveries::Add(PendingDelivery delivery) {
     index = free_.back();
     free_.pop_back();
   } else {
-    index = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
+    if (size_ % kChunkSlots == 0) chunks_.push_back(std::make_unique<Slot[]>(kChunkSlots));
+    index = size_++;
   }
-  slots_[index].delivery.emplace(std::move(delivery));
+  SlotAt(index).delivery.emplace(std::move(delivery));
   ++live_;
   return TokenOf(index);
 }
 
 PendingDelivery* PendingDeliveries::Find(uint64_t token) {
-  const uint32_t index = static_cast<uint32_t>(token & 0xFFFFFFFFu);
-  if (index >= slots_.size() || !slots_[index].delivery || TokenOf(index) != token) {
-    return nullptr;
-  }
-  return &*slots_[index].delivery;
+  const uint32_t index = IndexOf(token);
+  if (index >= size_) return nullptr;
+  Slot& slot = SlotAt(index);
+  if (!slot.delivery || TokenOf(index) != token) return nullptr;
+  return &*slot.delivery;
 }
 
 void PendingDeliveries::Remove(uint64_t token) {
   if (!Find(token)) return;
-  const uint32_t index = static_cast<uint32_t>(token & 0xFFFFFFFFu);
-  slots_[index].delivery.reset();
-  ++slots_[index].generation;  // outstanding copies of the token go stale
-  free_.push_back(index);
+  Slot& slot = SlotAt(IndexOf(token));
+  slot.delivery.reset();
+  ++slot.generation;  // outstanding copies of the token go stale
+  free_.push_back(IndexOf(token));
   --live_;
 }
 

@@ -9,7 +9,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -43,11 +43,21 @@ class PendingDeliveries {
   void Remove(uint64_t token);
   size_t size() const { return live_; }
 
+  // Asks the CPU to fetch the token's slot into the cache, without waiting for it: a record
+  // falls due seconds after it was scheduled, long out of the cache, so a batch of due tokens is
+  // produced faster when the slots ahead of the one being produced are on their way.
+  void PrefetchSlot(uint64_t token) const {
+    const uint32_t index = IndexOf(token);
+    if (index >= size_) return;
+    const char* slot = reinterpret_cast<const char*>(&SlotAt(index));
+    for (size_t offset = 0; offset < sizeof(Slot); offset += 64) __builtin_prefetch(slot + offset);
+  }
+
   // Calls fn(token, delivery) for every live entry.
   template <typename Fn>
   void ForEach(Fn&& fn) {
-    for (uint32_t i = 0; i < slots_.size(); ++i) {
-      if (slots_[i].delivery) fn(TokenOf(i), *slots_[i].delivery);
+    for (uint32_t i = 0; i < size_; ++i) {
+      if (SlotAt(i).delivery) fn(TokenOf(i), *SlotAt(i).delivery);
     }
   }
 
@@ -56,13 +66,23 @@ class PendingDeliveries {
     uint32_t generation = 0;
     std::optional<PendingDelivery> delivery;
   };
+  // Slots live in chunks that never move: growing the slab allocates one more chunk (a vector's
+  // doubling held the old and the new array at once, at the peak of a preload), and reaching a
+  // slot costs one cache miss (a deque's index goes through its block map first, a second one).
+  static constexpr uint32_t kChunkBits = 12;
+  static constexpr uint32_t kChunkSlots = 1u << kChunkBits;
+
+  static uint32_t IndexOf(uint64_t token) { return static_cast<uint32_t>(token & 0xFFFFFFFFu); }
+  Slot& SlotAt(uint32_t index) { return chunks_[index >> kChunkBits][index & (kChunkSlots - 1)]; }
+  const Slot& SlotAt(uint32_t index) const {
+    return chunks_[index >> kChunkBits][index & (kChunkSlots - 1)];
+  }
   uint64_t TokenOf(uint32_t index) const {
-    return (static_cast<uint64_t>(slots_[index].generation) << 32) | index;
+    return (static_cast<uint64_t>(SlotAt(index).generation) << 32) | index;
   }
 
-  // A deque: growing it allocates one more block; a vector's doubling held the old and the new
-  // array at once, at the peak of a preload.
-  std::deque<Slot> slots_;
+  std::vector<std::unique_ptr<Slot[]>> chunks_;
+  uint32_t size_ = 0;  // slots in use or on the free list: [0, size_)
   std::vector<uint32_t> free_;
   size_t live_ = 0;
 };

@@ -12,9 +12,15 @@
 // it. One iteration of ScheduleExpire schedules a timer 100 ms ahead, moves time by 1 ms and
 // expires the one timer that became due; in both, the N pending timers sit 30 to 365 days
 // ahead. ExpireInTurn keeps N timers one per millisecond and expires them all in turn.
+// SteadyStream is the bridge's load: R timers a millisecond, each due 1 to 10 s after it was
+// scheduled, time moved 1 ms at a time; besides the time per timer it reports the longest single
+// step (advance() and that millisecond's schedule() calls), the delay a step adds to the timers
+// due after it.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -221,6 +227,41 @@ void BM_IdleHourSleepingUntilNextDeadline(benchmark::State& state) {
   }
 }
 
+template <typename Queue>
+void BM_SteadyStream(benchmark::State& state) {
+  const int64_t per_ms = state.range(0);
+  auto queue = MakeQueue<Queue>();
+  const auto offsets = RandomOffsetsMs(1'000, 10'000, 11);
+  int64_t now_ms = 0;
+  size_t next_offset = 0;
+  uint64_t payload = 0;
+  size_t fired = 0;
+  auto schedule_this_millisecond = [&] {
+    for (int64_t i = 0; i < per_ms; ++i) {
+      queue->schedule(now_ms + offsets[next_offset++ & (kOffsets - 1)], ++payload);
+    }
+  };
+  auto advance = [&] {
+    ++now_ms;
+    fired += queue->advance(now_ms, [](uint64_t p, int64_t) { benchmark::DoNotOptimize(p); });
+  };
+  // 10 s of the stream first: the queue then holds what it holds in the steady state.
+  for (int i = 0; i < 10'000; ++i) {
+    advance();
+    schedule_this_millisecond();
+  }
+  std::chrono::nanoseconds longest{0};
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    advance();
+    schedule_this_millisecond();
+    longest = std::max(longest, std::chrono::steady_clock::now() - start);
+  }
+  if (fired == 0) state.SkipWithError("nothing fired");
+  state.SetItemsProcessed(state.iterations() * per_ms);
+  state.counters["longest_step_us"] = static_cast<double>(longest.count()) / 1e3;
+}
+
 void BM_WheelMemoryPerTimer(benchmark::State& state) {
   const size_t pending = static_cast<size_t>(state.range(0));
   static const char kOwner = 0;
@@ -262,6 +303,17 @@ void RegisterAll() {
       ->Iterations(1)
       ->Repetitions(1)
       ->Unit(benchmark::kMillisecond);
+  // 20 s of simulated time: about five 4.1 s slots of level 2, each cascaded whole.
+  for (int64_t per_ms : {25, 100}) {
+    benchmark::RegisterBenchmark("SteadyStream/wheel", BM_SteadyStream<TimingWheel>)
+        ->Arg(per_ms)
+        ->Iterations(20'000)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("SteadyStream/heap", BM_SteadyStream<HeapTimerQueue>)
+        ->Arg(per_ms)
+        ->Iterations(20'000)
+        ->Unit(benchmark::kMillisecond);
+  }
   benchmark::RegisterBenchmark("IdleHourSleepUntilNext/wheel", BM_IdleHourSleepingUntilNextDeadline)
       ->Iterations(3)
       ->Repetitions(1)

@@ -150,5 +150,23 @@ TEST_F(DueTimerTest, HandOverDueHandsOverWhatIsDueEvenWhilePausedAndStaysPaused)
   EXPECT_EQ(timer.next_deadline_ms(), kStartMs + 1);
 }
 
+TEST_F(DueTimerTest, HandOverDueIfLateHandsOverOnlyWhatIsDueAndNeverWhilePaused) {
+  DueTimer timer(io_, clock_, 1, Record());
+  timer.Schedule(kStartMs + 5, 1);
+  timer.Schedule(kStartMs + 9, 2);
+  EXPECT_FALSE(timer.HandOverDueIfLate());  // nothing due yet
+  clock_.advance_ms(5);
+  EXPECT_TRUE(timer.HandOverDueIfLate());  // on the caller's thread, no io_context turn
+  EXPECT_EQ(hand_overs_, (std::vector<HandOver>{{{1}, kStartMs + 5}}));
+  EXPECT_FALSE(timer.HandOverDueIfLate());
+
+  timer.Pause();
+  clock_.advance_ms(5);
+  EXPECT_FALSE(timer.HandOverDueIfLate());
+  EXPECT_EQ(hand_overs_.size(), 1u);
+  timer.Resume();
+  EXPECT_EQ(hand_overs_.back(), (HandOver{{2}, kStartMs + 10}));
+}
+
 }  // namespace
 }  // namespace delaybridge::plugin
