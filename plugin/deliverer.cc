@@ -51,9 +51,8 @@ Result<std::unique_ptr<Deliverer>> Deliverer::Start(const Options& options, Logg
   std::unique_ptr<Deliverer> d(new Deliverer(logger, clock, options, std::move(callbacks)));
   Deliverer* self = d.get();
   auto producer = RecordProducer::Create(
-      options.kafka, logger,
-      [self](uint64_t token, RdKafka::ErrorCode err) { self->OnAck(token, err); }, options.stats,
-      options.transactions);
+      options.kafka, logger, [self](std::span<const ProducerAck> acks) { self->OnAcks(acks); },
+      options.stats, options.transactions);
   if (!producer.ok()) return producer.status();
   d->producer_ = std::move(producer).value();
   if (transactional) {
@@ -429,6 +428,33 @@ void Deliverer::DrainProducer() {
     callbacks_.on_fatal(Status::Unavailable("the producer hit a fatal error"));
   }
   ArmProducerWakeup();
+}
+
+void Deliverer::OnAcks(std::span<const ProducerAck> acks) {
+  // As in ProduceDue: slots kSlotsAhead reports ahead, then the encodings, found through the
+  // slots, kRecordsAhead ahead; the source-offset index's entry, found through the encoding,
+  // kIndexAhead ahead.
+  constexpr size_t kSlotsAhead = 8;
+  constexpr size_t kRecordsAhead = 4;
+  constexpr size_t kIndexAhead = 2;
+  for (size_t i = 0; i < acks.size(); ++i) {
+    if (i + kSlotsAhead < acks.size()) pending_.PrefetchSlot(acks[i + kSlotsAhead].token);
+    if (i + kRecordsAhead < acks.size()) {
+      if (const PendingDelivery* ahead = pending_.Find(acks[i + kRecordsAhead].token)) {
+        ahead->record.Prefetch();
+      }
+    }
+    if (i + kIndexAhead < acks.size()) PrefetchOffsetIndexEntry(acks[i + kIndexAhead].token);
+    OnAck(acks[i].token, acks[i].err);
+  }
+}
+
+void Deliverer::PrefetchOffsetIndexEntry(uint64_t token) {
+  const PendingDelivery* d = pending_.Find(token);
+  if (!d || !d->position) return;
+  if (auto loaded = loaded_by_offset_.find(d->store); loaded != loaded_by_offset_.end()) {
+    loaded->second.PrefetchHome(d->record.source_offset());
+  }
 }
 
 void Deliverer::OnAck(uint64_t token, RdKafka::ErrorCode err) {

@@ -41,6 +41,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -174,6 +175,11 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   bool MoveToNextForm(PendingDelivery& d, const std::string& failure);
   void ArmProducerWakeup();
   void DrainProducer();
+  // The reports one producer call served: each settled by OnAck, the records a few reports
+  // ahead fetched meanwhile (they were produced milliseconds ago, out of the cache since).
+  void OnAcks(std::span<const ProducerAck> acks);
+  // Asks for the source-offset index's slot of the record token names (one loaded from a store).
+  void PrefetchOffsetIndexEntry(uint64_t token);
   void OnAck(uint64_t token, RdKafka::ErrorCode err);
   // Acknowledged (or dropped): out of memory, and reported to the owner.
   void Settle(uint64_t token, PendingDelivery& d);

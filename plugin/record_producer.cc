@@ -43,7 +43,9 @@ class TransactionError {
 RecordProducer::RecordProducer(Logger& logger, AckHandler on_ack, KafkaStatsFile* stats)
     : events_(logger, "producer", stats), reports_(std::move(on_ack)) {}
 
-RecordProducer::~RecordProducer() = default;
+RecordProducer::~RecordProducer() {
+  for (const auto& [name, topic] : topics_) rd_kafka_topic_destroy(topic);
+}
 
 Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
     const std::map<std::string, std::string>& kafka, Logger& logger, AckHandler on_ack,
@@ -103,7 +105,18 @@ Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
 }
 
 void RecordProducer::DeliveryReports::dr_cb(RdKafka::Message& message) {
-  on_ack_(reinterpret_cast<uint64_t>(message.msg_opaque()), message.err());
+  served_.push_back(ProducerAck{reinterpret_cast<uint64_t>(message.msg_opaque()), message.err()});
+}
+
+void RecordProducer::DeliveryReports::HandOver() {
+  if (served_.empty()) return;
+  // The handler may call the producer again (a flush), which serves and hands over reports of
+  // its own, so the batch leaves served_ before the handler sees it.
+  std::vector<ProducerAck> batch;
+  batch.swap(served_);
+  on_ack_(batch);
+  batch.clear();
+  if (served_.empty()) served_.swap(batch);  // its buffer, for the next call's reports
 }
 
 bool IsPermanentProduceError(RdKafka::ErrorCode err) {
@@ -123,28 +136,57 @@ bool IsPermanentProduceError(RdKafka::ErrorCode err) {
   }
 }
 
-RdKafka::ErrorCode RecordProducer::Produce(const DelayedRecordView& record, int64_t timestamp_ms,
-                                           uint64_t token) {
-  RdKafka::Headers* headers = RdKafka::Headers::create();
-  record.ForEachHeader(
-      [headers](std::string_view name, const std::optional<std::string_view>& value) {
-        headers->add(std::string(name), value ? value->data() : nullptr, value ? value->size() : 0);
-      });
-  headers->add(std::string(kDelaySourceHeader), record.SourceId());
-  const std::optional<std::string_view>& value = record.value;
-  const std::optional<std::string_view>& key = record.key;
-  const RdKafka::ErrorCode err = producer_->produce(
-      std::string(record.target_topic), RdKafka::Topic::PARTITION_UA,
-      RdKafka::Producer::RK_MSG_COPY, value ? const_cast<char*>(value->data()) : nullptr,
-      value ? value->size() : 0, key ? key->data() : nullptr, key ? key->size() : 0, timestamp_ms,
-      headers, reinterpret_cast<void*>(token));
-  if (err != RdKafka::ERR_NO_ERROR) delete headers;  // ownership passes only on success
-  return err;
+rd_kafka_topic_t* RecordProducer::Topic(std::string_view name) {
+  if (auto it = topics_.find(name); it != topics_.end()) return it->second;
+  const std::string key(name);
+  rd_kafka_topic_t* topic = rd_kafka_topic_new(producer_->c_ptr(), key.c_str(), nullptr);
+  if (topic) topics_.emplace(key, topic);
+  return topic;
 }
 
-int RecordProducer::Poll() { return producer_->poll(0); }
+RdKafka::ErrorCode RecordProducer::Produce(const DelayedRecordView& record, int64_t timestamp_ms,
+                                           uint64_t token) {
+  // By handle: a record produced by topic name looks its topic up under the client's write lock,
+  // which waits for every librdkafka thread reading it.
+  rd_kafka_topic_t* topic = Topic(record.target_topic);
+  if (!topic) return static_cast<RdKafka::ErrorCode>(rd_kafka_last_error());  // an invalid name
+  rd_kafka_headers_t* headers = rd_kafka_headers_new(record.header_count + 1);
+  record.ForEachHeader(
+      [headers](std::string_view name, const std::optional<std::string_view>& value) {
+        rd_kafka_header_add(headers, name.data(), static_cast<ssize_t>(name.size()),
+                            value ? value->data() : nullptr,
+                            value ? static_cast<ssize_t>(value->size()) : 0);
+      });
+  const std::string source_id = record.SourceId();
+  rd_kafka_header_add(headers, kDelaySourceHeader.data(),
+                      static_cast<ssize_t>(kDelaySourceHeader.size()), source_id.data(),
+                      static_cast<ssize_t>(source_id.size()));
+  // Null (nullptr) and empty are different values and keys.
+  void* value = record.value ? const_cast<char*>(record.value->data()) : nullptr;
+  const size_t value_size = record.value ? record.value->size() : 0;
+  const void* key = record.key ? record.key->data() : nullptr;
+  const size_t key_size = record.key ? record.key->size() : 0;
+  void* opaque = reinterpret_cast<void*>(token);
+  const rd_kafka_resp_err_t err = rd_kafka_producev(
+      producer_->c_ptr(), RD_KAFKA_V_RKT(topic), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_VALUE(value, value_size),
+      RD_KAFKA_V_KEY(key, key_size), RD_KAFKA_V_TIMESTAMP(timestamp_ms),
+      RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) rd_kafka_headers_destroy(headers);  // passed on success
+  return static_cast<RdKafka::ErrorCode>(err);
+}
 
-RdKafka::ErrorCode RecordProducer::Flush(int timeout_ms) { return producer_->flush(timeout_ms); }
+int RecordProducer::Poll() {
+  const int served = producer_->poll(0);
+  reports_.HandOver();
+  return served;
+}
+
+RdKafka::ErrorCode RecordProducer::Flush(int timeout_ms) {
+  const RdKafka::ErrorCode err = producer_->flush(timeout_ms);
+  reports_.HandOver();
+  return err;
+}
 
 Status RecordProducer::InitTransactions(int timeout_ms) {
   TransactionError error(rd_kafka_init_transactions(producer_->c_ptr(), timeout_ms));
@@ -177,21 +219,26 @@ Status RecordProducer::CommitTransaction(const std::map<TopicPartitionId, Commit
       std::this_thread::sleep_for(std::chrono::milliseconds(kTransactionRetryBackoffMs));
     }
   };
+  Status committed;
   if (!offsets.empty()) {
     PartitionList list(offsets);
-    Status sent = with_retries("send offsets to transaction", [&] {
+    committed = with_retries("send offsets to transaction", [&] {
       return rd_kafka_send_offsets_to_transaction(producer_->c_ptr(), list.get(), group,
                                                   remaining_ms());
     });
-    if (!sent.ok()) return sent;
   }
-  return with_retries("commit transaction", [&] {
-    return rd_kafka_commit_transaction(producer_->c_ptr(), remaining_ms());
-  });
+  if (committed.ok()) {
+    committed = with_retries("commit transaction", [&] {
+      return rd_kafka_commit_transaction(producer_->c_ptr(), remaining_ms());
+    });
+  }
+  reports_.HandOver();  // the commit flushes the transaction's records
+  return committed;
 }
 
 Status RecordProducer::AbortTransaction(int timeout_ms) {
   TransactionError error(rd_kafka_abort_transaction(producer_->c_ptr(), timeout_ms));
+  reports_.HandOver();  // the records the abort purged
   return error.ToStatus("abort transaction");
 }
 

@@ -2,14 +2,18 @@
 // partitioner=murmur2_random so a key lands in the partition a Java client picks). It
 // produces DelayedRecords to their target_topic with key, value and headers kept plus
 // x-delay-source: <topic>/<partition>/<offset>, and reports each broker acknowledgement (or
-// final failure) through an AckHandler with the caller's 64-bit token.
+// final failure) through an AckHandler with the caller's 64-bit token. The reports a call serves
+// are handed over together when it returns, in the order librdkafka served them: the handler
+// reaches records acknowledged milliseconds after they were produced, out of the cache, and
+// with the whole batch in view it can fetch the records ahead of the one it settles.
 //
 // With a transactional id (exactly_once) it is also a transactional producer (KIP-98): records
 // produced between BeginTransaction and CommitTransaction become visible to read_committed
 // consumers together with the consumer offsets committed in the same transaction, or not at all.
 //
 // Thread-safety: one owner thread calls Produce/Poll/Flush and the transaction methods;
-// acknowledgements are delivered on that thread from Poll/Flush and the transaction methods.
+// acknowledgements are delivered on that thread at the end of Poll/Flush and the transaction
+// methods.
 // librdkafka's own threads stay inside librdkafka.
 #pragma once
 
@@ -20,7 +24,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "core/status.h"
 #include "plugin/delayed_record.h"
@@ -43,10 +51,16 @@ struct ProducerTransactions {
 // away, a leader moving, a timeout) may pass.
 bool IsPermanentProduceError(RdKafka::ErrorCode err);
 
+// One delivery report: err is ERR_NO_ERROR when the broker acknowledged the record.
+struct ProducerAck {
+  uint64_t token = 0;
+  RdKafka::ErrorCode err = RdKafka::ERR_NO_ERROR;
+};
+
 class RecordProducer {
  public:
-  // err is ERR_NO_ERROR when the broker acknowledged the record.
-  using AckHandler = std::function<void(uint64_t token, RdKafka::ErrorCode err)>;
+  // The reports one call served, in the order served; never called with none.
+  using AckHandler = std::function<void(std::span<const ProducerAck> acks)>;
 
   // kafka: the user's librdkafka properties (bootstrap.servers resolved). stats, if not null,
   // receives librdkafka's statistics.
@@ -59,7 +73,7 @@ class RecordProducer {
   // the immediate failure (ERR__QUEUE_FULL: retry after Poll()).
   RdKafka::ErrorCode Produce(const DelayedRecordView& record, int64_t timestamp_ms, uint64_t token);
 
-  // Serves delivery reports (calls the AckHandler); returns how many events were served.
+  // Serves delivery reports (then calls the AckHandler); returns how many events were served.
   int Poll();
   // Waits up to timeout_ms for every enqueued record to be acknowledged or failed.
   RdKafka::ErrorCode Flush(int timeout_ms);
@@ -82,20 +96,33 @@ class RecordProducer {
   Result<std::unique_ptr<KafkaWakeup>> MakeWakeup(boost::asio::io_context& io);
 
  private:
+  // Collects the reports librdkafka serves inside a call; HandOver passes them on after it.
   class DeliveryReports : public RdKafka::DeliveryReportCb {
    public:
     explicit DeliveryReports(AckHandler on_ack) : on_ack_(std::move(on_ack)) {}
     void dr_cb(RdKafka::Message& message) override;
+    void HandOver();
 
    private:
     AckHandler on_ack_;
+    std::vector<ProducerAck> served_;
   };
 
   RecordProducer(Logger& logger, AckHandler on_ack, KafkaStatsFile* stats);
+  // The handle of a target topic, made on first use and kept; nullptr for a name librdkafka
+  // refuses (rd_kafka_last_error says why).
+  rd_kafka_topic_t* Topic(std::string_view name);
+
+  // Looked up by a std::string_view of the name, without a copy.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
+  };
 
   KafkaEventLogger events_;
   DeliveryReports reports_;
   std::unique_ptr<RdKafka::Producer> producer_;
+  std::unordered_map<std::string, rd_kafka_topic_t*, NameHash, std::equal_to<>> topics_;
 };
 
 }  // namespace delaybridge::plugin

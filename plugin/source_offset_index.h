@@ -21,6 +21,10 @@ class SourceOffsetIndex {
   bool Remove(int64_t offset, uint64_t token);
   // The tokens added under offset and not removed, in no particular order.
   std::vector<uint64_t> Find(int64_t offset) const;
+  // Asks the CPU to fetch the slot where offset's entries begin, without waiting for it.
+  void PrefetchHome(int64_t offset) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(offset)]);
+  }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   // Slots of the table (for tests: it grows past 3/4 full and shrinks below 1/8).
