@@ -18,24 +18,26 @@ std::vector<TopicPartitionId> ToIds(const std::vector<RdKafka::TopicPartition*>&
   return ids;
 }
 
-IncomingRecord ToIncoming(RdKafka::Message& m) {
+// Read straight from librdkafka's message: its C++ wrapper would copy each header twice more.
+IncomingRecord ToIncoming(const rd_kafka_message_t& m) {
   IncomingRecord r;
-  r.topic = m.topic_name();
-  r.partition = m.partition();
-  r.offset = m.offset();
-  const RdKafka::MessageTimestamp ts = m.timestamp();
-  if (ts.type != RdKafka::MessageTimestamp::MSG_TIMESTAMP_NOT_AVAILABLE && ts.timestamp >= 0) {
-    r.timestamp_ms = ts.timestamp;
-  }
-  if (m.key_pointer()) {
-    r.key.emplace(static_cast<const char*>(m.key_pointer()), m.key_len());
-  }
-  if (m.payload()) r.value.emplace(static_cast<const char*>(m.payload()), m.len());
-  if (RdKafka::Headers* headers = m.headers()) {
-    for (const auto& h : headers->get_all()) {
-      KafkaHeader header{h.key(), std::nullopt};
-      if (h.value()) header.value.emplace(static_cast<const char*>(h.value()), h.value_size());
-      r.headers.push_back(std::move(header));
+  r.topic = rd_kafka_topic_name(m.rkt);
+  r.partition = m.partition;
+  r.offset = m.offset;
+  rd_kafka_timestamp_type_t type;
+  const int64_t timestamp_ms = rd_kafka_message_timestamp(&m, &type);
+  if (type != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE && timestamp_ms >= 0) r.timestamp_ms = timestamp_ms;
+  if (m.key) r.key.emplace(static_cast<const char*>(m.key), m.key_len);
+  if (m.payload) r.value.emplace(static_cast<const char*>(m.payload), m.len);
+  rd_kafka_headers_t* headers = nullptr;
+  if (rd_kafka_message_headers(&m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    r.headers.reserve(rd_kafka_header_cnt(headers));
+    const char* name;
+    const void* value;
+    size_t size;
+    for (size_t i = 0; !rd_kafka_header_get_all(headers, i, &name, &value, &size); ++i) {
+      KafkaHeader& header = r.headers.emplace_back(KafkaHeader{name, std::nullopt});
+      if (value) header.value.emplace(static_cast<const char*>(value), size);
     }
   }
   return r;
@@ -160,13 +162,15 @@ Status SourceConsumer::Subscribe(const std::vector<std::string>& topics) {
 std::vector<IncomingRecord> SourceConsumer::Poll(size_t max_records) {
   std::vector<IncomingRecord> records;
   while (records.size() < max_records) {
-    std::unique_ptr<RdKafka::Message> m(consumer_->consume(0));
-    if (!m || m->err() == RdKafka::ERR__TIMED_OUT) break;
-    if (m->err() == RdKafka::ERR_NO_ERROR) {
+    // Serves rebalance callbacks too, as the C++ wrapper's consume() does (it calls this).
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_->c_ptr(), 0);
+    if (!m) break;
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       records.push_back(ToIncoming(*m));
-    } else if (m->err() != RdKafka::ERR__PARTITION_EOF) {
-      logger_.Warn("consumer: " + m->errstr());
+    } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      logger_.Warn(std::string("consumer: ") + rd_kafka_message_errstr(m));
     }
+    rd_kafka_message_destroy(m);
   }
   return records;
 }

@@ -14,9 +14,12 @@
 # lateness: the bridge and the baseline side by side at each rate of BENCH_RATES (delays
 #   uniform 1..10 s, mixed header styles, BENCH_LATENESS_S seconds' worth of records per run):
 #   lateness percentiles of both, so the bridge's share of the lateness shows at every load;
-#   and the CPU time of both per delivered record. The baseline here is the pipe as a process of
-#   its own (delaybridge-load --mode pipe), fed and measured by delaybridge-load in bridge mode
-#   exactly as the bridge is, so the CPU time of each is read from /proc/PID/stat over its run.
+#   the CPU time of both per delivered record; and the CPU contention during each run (the
+#   machine's busy share, and how long the process's threads waited, runnable, for a CPU: on two
+#   cores shared with the broker and the load tool, lateness follows it). The baseline here is
+#   the pipe as a process of its own (delaybridge-load --mode pipe), fed and measured by
+#   delaybridge-load in bridge mode exactly as the bridge is, so the CPU time of each is read
+#   from /proc/PID/stat over its run.
 #   BENCH_WARMUP_S seconds of pipe traffic warm the fresh broker up first.
 # scale: fills a fresh bridge with BENCH_SCALE_TOTAL records due 1 h..30 d ahead (small
 #   payloads), reports RSS at 1M, 5M and 10M pending (counted once the bridge's consumer group
@@ -249,6 +252,25 @@ mb() { awk -v kb="$1" 'BEGIN { printf "%.1f", kb / 1024 }'; }
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 # cpu_since BEFORE PID FILE: the CPU seconds PID used since cpu_s printed BEFORE, into FILE.
 cpu_since() { awk -v a="$1" -v b="$(cpu_s "$2")" 'BEGIN { printf "%.2f\n", b - a }' >"$3"; }
+# contention_s PID: the machine's busy and total CPU time in ticks (/proc/stat: everything but
+# idle and iowait is busy), PID's threads' time on a CPU and time runnable but waiting for one, in
+# ns (/proc/PID/task/*/schedstat, summed), and the broker's CPU time in ticks.
+contention_s() {
+  awk '$1 == "cpu" {
+    busy = $2 + $3 + $4 + $7 + $8 + $9
+    printf "%.0f %.0f ", busy, busy + $5 + $6 }' /proc/stat
+  cat /proc/"$1"/task/*/schedstat 2>/dev/null |
+    awk '{ run += $1; wait += $2 } END { printf "%.0f %.0f ", run, wait }'
+  awk '{ printf "%.0f\n", $14 + $15 }' "/proc/$(cat "$work_dir/kafka/broker.pid")/stat"
+}
+# contention_since BEFORE PID FILE: since contention_s printed BEFORE, into FILE: the machine's
+# busy share in %, PID's threads' seconds on a CPU and seconds waiting for one, and the broker's
+# CPU seconds.
+contention_since() {
+  echo "$1 $(contention_s "$2")" | awk -v hz="$(getconf CLK_TCK)" '{
+    printf "%.1f %.2f %.2f %.2f\n", 100 * ($6 - $1) / ($7 - $2), ($8 - $3) / 1e9, ($9 - $4) / 1e9,
+      ($10 - $5) / hz }' >"$3"
+}
 du_mb() { du -sb "$1" | awk '{ printf "%.1f", $1 / 1048576 }'; }
 
 machine() {
@@ -342,20 +364,24 @@ run_lateness() {
   for rate in "${rates[@]}"; do
     log "lateness at $rate rec/s for $lateness_s s: bridge, then baseline"
     # A count, not a duration, so that the bridge and the pipe handle the same records.
-    local count=$((rate * lateness_s)) cpu_before
+    local count=$((rate * lateness_s)) cpu_before contention_before
     cpu_before=$(cpu_s "$bridge_pid")
+    contention_before=$(contention_s "$bridge_pid")
     perf_start "bridge_at_$rate"
     load "bridge_at_$rate" --delay-topic bench.delayed --target-topic bench.delivered \
       --rate "$rate" --count "$count" --payload-bytes "$payload" \
       --delay uniform:1s..10s --headers mixed --timeout 60s
     perf_stop
     cpu_since "$cpu_before" "$bridge_pid" "$work_dir/bridge_at_$rate.cpu_s"
+    contention_since "$contention_before" "$bridge_pid" "$work_dir/bridge_at_$rate.contention"
     # The same load against the pipe process: no delay, so each record is due when produced.
     pipe_start "pipe_at_$rate"
     cpu_before=$(cpu_s "$pipe_pid")
+    contention_before=$(contention_s "$pipe_pid")
     load "baseline_at_$rate" --delay-topic pipe.in --target-topic pipe.out \
       --rate "$rate" --count "$count" --payload-bytes "$payload" --timeout 60s
     cpu_since "$cpu_before" "$pipe_pid" "$work_dir/pipe_at_$rate.cpu_s"
+    contention_since "$contention_before" "$pipe_pid" "$work_dir/pipe_at_$rate.contention"
     pipe_stop "pipe_at_$rate"
   done
   bridge_stop
@@ -383,6 +409,15 @@ for rate in rates:
     us_pipe = c_pipe * 1e6 / n_pipe if n_pipe else float("nan")
     ratio = us_bridge / us_pipe if us_pipe else float("nan")
     print(f"| {rate} | {n_bridge} | {n_pipe} | {c_bridge:.2f} | {c_pipe:.2f} | {us_bridge:.1f} | {us_pipe:.1f} | {ratio:.2f} |")
+print("\nCPU contention during each run: the machine's busy share (/proc/stat), the time the")
+print("process's threads spent on a CPU and runnable but waiting for one (/proc/PID/task/*/schedstat),")
+print("and the broker's CPU time")
+print("| rate rec/s | run | machine busy % | threads on a CPU s | threads waiting for a CPU s | broker CPU s |")
+print("|---|---|---|---|---|---|")
+for rate in rates:
+    for run, name in (("bridge", "bridge"), ("baseline", "pipe")):
+        busy, on_cpu, waiting, broker = open(f"{w}/{name}_at_{rate}.contention").read().split()
+        print(f"| {rate} | {run} | {busy} | {on_cpu} | {waiting} | {broker} |")
 EOF
 }
 
