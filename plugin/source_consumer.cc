@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "plugin/partition_list.h"
 
@@ -163,14 +164,14 @@ std::vector<IncomingRecord> SourceConsumer::Poll(size_t max_records) {
   std::vector<IncomingRecord> records;
   while (records.size() < max_records) {
     // Serves rebalance callbacks too, as the C++ wrapper's consume() does (it calls this).
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer_->c_ptr(), 0);
+    const std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> m(
+        rd_kafka_consumer_poll(consumer_->c_ptr(), 0), &rd_kafka_message_destroy);
     if (!m) break;
     if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       records.push_back(ToIncoming(*m));
     } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      logger_.Warn(std::string("consumer: ") + rd_kafka_message_errstr(m));
+      logger_.Warn(std::string("consumer: ") + rd_kafka_message_errstr(m.get()));
     }
-    rd_kafka_message_destroy(m);
   }
   return records;
 }

@@ -254,7 +254,9 @@ cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "
 cpu_since() { awk -v a="$1" -v b="$(cpu_s "$2")" 'BEGIN { printf "%.2f\n", b - a }' >"$3"; }
 # contention_s PID: the machine's busy and total CPU time in ticks (/proc/stat: everything but
 # idle and iowait is busy), PID's threads' time on a CPU and time runnable but waiting for one, in
-# ns (/proc/PID/task/*/schedstat, summed), and the broker's CPU time in ticks.
+# ns (/proc/PID/task/*/schedstat, summed over the threads alive at the reading: a thread that
+# exits between two readings, such as the DelayLog's sync helpers, is left out), and the broker's
+# CPU time in ticks.
 contention_s() {
   awk '$1 == "cpu" {
     busy = $2 + $3 + $4 + $7 + $8 + $9
