@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 #include <vector>
@@ -79,10 +81,32 @@ Result<int64_t> PositiveAt(const YAML::Node& node, const std::string& path,
   return value;
 }
 
+// Why a name Kafka cannot hold is refused (Apache Kafka's Topic.validate: 1-249 characters of
+// [a-zA-Z0-9._-], not "." or ".."), or nothing. Checked at load: a record for a topic that cannot
+// exist would otherwise be retried forever, since librdkafka refuses a name over 512 bytes as an
+// invalid argument, not as a topic the broker lacks.
+std::optional<std::string> TopicNameProblem(const std::string& name) {
+  constexpr size_t kMaxTopicNameLength = 249;
+  if (name.empty()) return "must be a topic name, got an empty value";
+  if (name.size() > kMaxTopicNameLength) {
+    return "a topic name is at most " + std::to_string(kMaxTopicNameLength) + " characters, got " +
+           std::to_string(name.size());
+  }
+  if (name == "." || name == "..") return "a topic name cannot be \"" + name + "\"";
+  const auto legal = [](unsigned char c) {
+    return std::isalnum(c) || c == '.' || c == '_' || c == '-';
+  };
+  if (!std::all_of(name.begin(), name.end(), legal)) {
+    return "a topic name has only the characters a-z, A-Z, 0-9, '.', '_' and '-', got " +
+           Quote(name);
+  }
+  return std::nullopt;
+}
+
 Result<std::string> TopicAt(const YAML::Node& node, const std::string& path) {
   auto text = ScalarAt(node, path);
   if (!text.ok()) return text.status();
-  if (text->empty()) return KeyError(path, "must be a topic name, got an empty value");
+  if (auto problem = TopicNameProblem(*text)) return KeyError(path, *problem);
   return text;
 }
 
@@ -242,6 +266,7 @@ Status ParseRoutes(const YAML::Node& node, const std::string& path, BridgeConfig
   for (const auto& entry : node) {
     const std::string from = entry.first.as<std::string>();
     if (from.empty()) return KeyError(path, "a delay topic name is empty");
+    if (auto problem = TopicNameProblem(from)) return KeyError(path + "." + from, *problem);
     auto to = TopicAt(entry.second, path + "." + from);
     if (!to.ok()) return to.status();
     config->routes[from] = *to;
@@ -378,8 +403,8 @@ const std::vector<ConfigKey>& ConfigKeyTable() {
        ShowText<&BridgeConfig::dead_letter_topic>},
       {"group_id", false,
        [](auto& n, auto& p, auto* c) {
-         auto t = TopicAt(n, p);
-         if (!t.ok()) return KeyError(p, "must be a non-empty consumer group id");
+         auto t = ScalarAt(n, p);
+         if (!t.ok() || t->empty()) return KeyError(p, "must be a non-empty consumer group id");
          c->group_id = *t;
          return Status::Ok();
        },

@@ -287,19 +287,24 @@ void Deliverer::WaitUntil(uint64_t token, PendingDelivery& d, int64_t at_ms) {
   d.timer = due_timer_.Schedule(at_ms, token);
 }
 
-void Deliverer::ProduceDue(const std::vector<uint64_t>& tokens, int64_t now_ms) {
-  // The records fall due seconds after they were scheduled, out of the cache: their slots are
-  // fetched kSlotsAhead records ahead, and their encodings, found through those slots once
-  // they have arrived, kRecordsAhead ahead, so that a cache miss of each overlaps the others.
+template <typename TokenAt>
+void Deliverer::PrefetchAhead(size_t i, size_t count, TokenAt token_at) {
+  // Slots kSlotsAhead records ahead; encodings kRecordsAhead ahead, found through slots that
+  // have arrived by then: the cache misses of several records overlap.
   constexpr size_t kSlotsAhead = 8;
   constexpr size_t kRecordsAhead = 4;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (i + kSlotsAhead < tokens.size()) pending_.PrefetchSlot(tokens[i + kSlotsAhead]);
-    if (i + kRecordsAhead < tokens.size()) {
-      if (const PendingDelivery* ahead = pending_.Find(tokens[i + kRecordsAhead])) {
-        ahead->record.Prefetch();
-      }
+  if (i + kSlotsAhead < count) pending_.PrefetchSlot(token_at(i + kSlotsAhead));
+  if (i + kRecordsAhead < count) {
+    if (const PendingDelivery* ahead = pending_.Find(token_at(i + kRecordsAhead))) {
+      ahead->record.Prefetch();
     }
+  }
+}
+
+void Deliverer::ProduceDue(const std::vector<uint64_t>& tokens, int64_t now_ms) {
+  // The records fall due seconds after they were scheduled, out of the cache.
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    PrefetchAhead(i, tokens.size(), [&tokens](size_t j) { return tokens[j]; });
     Produce(tokens[i], now_ms);
   }
   DrainProducer();
@@ -431,19 +436,11 @@ void Deliverer::DrainProducer() {
 }
 
 void Deliverer::OnAcks(std::span<const ProducerAck> acks) {
-  // As in ProduceDue: slots kSlotsAhead reports ahead, then the encodings, found through the
-  // slots, kRecordsAhead ahead; the source-offset index's entry, found through the encoding,
-  // kIndexAhead ahead.
-  constexpr size_t kSlotsAhead = 8;
-  constexpr size_t kRecordsAhead = 4;
+  // As in ProduceDue, and the source-offset index's entry, found through the encoding,
+  // kIndexAhead reports ahead.
   constexpr size_t kIndexAhead = 2;
   for (size_t i = 0; i < acks.size(); ++i) {
-    if (i + kSlotsAhead < acks.size()) pending_.PrefetchSlot(acks[i + kSlotsAhead].token);
-    if (i + kRecordsAhead < acks.size()) {
-      if (const PendingDelivery* ahead = pending_.Find(acks[i + kRecordsAhead].token)) {
-        ahead->record.Prefetch();
-      }
-    }
+    PrefetchAhead(i, acks.size(), [acks](size_t j) { return acks[j].token; });
     if (i + kIndexAhead < acks.size()) PrefetchOffsetIndexEntry(acks[i + kIndexAhead].token);
     OnAck(acks[i].token, acks[i].err);
   }

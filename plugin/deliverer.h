@@ -178,6 +178,10 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   // The reports one producer call served: each settled by OnAck, the records a few reports
   // ahead fetched meanwhile (they were produced milliseconds ago, out of the cache since).
   void OnAcks(std::span<const ProducerAck> acks);
+  // Before the record at index i of a batch of count is produced or settled: asks for the
+  // memory of the records a few places further on. token_at(j) is the token at index j.
+  template <typename TokenAt>
+  void PrefetchAhead(size_t i, size_t count, TokenAt token_at);
   // Asks for the source-offset index's slot of the record token names (one loaded from a store).
   void PrefetchOffsetIndexEntry(uint64_t token);
   void OnAck(uint64_t token, RdKafka::ErrorCode err);

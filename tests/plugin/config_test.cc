@@ -98,6 +98,18 @@ kafka_stats_file: /var/log/delaybridge/kafka-stats.jsonl
   EXPECT_EQ(good->OutputTopics(), (std::set<std::string>{"b", "dlq"}));
 }
 
+// Kafka's rule for topic names, not more: the longest name it allows and every character class
+// load, while a consumer group id may hold anything.
+TEST(ConfigTest, TopicNamesFollowKafkasRule) {
+  const std::string longest(249, 't');
+  auto config = ParseConfig("kafka: {bootstrap.servers: b}\nroutes: {Delay_1.in-x: " + longest +
+                            "}\ndead_letter_topic: dlq\ngroup_id: \"team a/bridge:1\"\n"
+                            "storage: {dir: d}\n");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->routes.at("Delay_1.in-x"), longest);
+  EXPECT_EQ(config->group_id, "team a/bridge:1");
+}
+
 TEST(ConfigTest, ErrorsNameTheKeyPath) {
   struct Case {
     std::string yaml;
@@ -166,6 +178,18 @@ TEST(ConfigTest, ErrorsNameTheKeyPath) {
        "routes: must be a non-empty map of delay topic -> target topic"},
       {"kafka: {bootstrap.servers: b}\nroutes: {a: \"\"}\ndead_letter_topic: dlq\n" + tail,
        "routes.a: must be a topic name, got an empty value"},
+      {"kafka: {bootstrap.servers: b}\nroutes: {a: \"b c\"}\ndead_letter_topic: dlq\n" + tail,
+       "routes.a: a topic name has only the characters a-z, A-Z, 0-9, '.', '_' and '-', got "
+       "\"b c\""},
+      {"kafka: {bootstrap.servers: b}\nroutes: {\"a/b\": b}\ndead_letter_topic: dlq\n" + tail,
+       "routes.a/b: a topic name has only the characters"},
+      {"kafka: {bootstrap.servers: b}\nroutes: {a: b}\nallowed_targets: [c, \"..\"]\n"
+       "dead_letter_topic: dlq\n" +
+           tail,
+       "allowed_targets[1]: a topic name cannot be \"..\""},
+      {"kafka: {bootstrap.servers: b}\nroutes: {a: b}\ndead_letter_topic: " +
+           std::string(250, 'd') + "\n" + tail,
+       "dead_letter_topic: a topic name is at most 249 characters, got 250"},
       {"kafka: {bootstrap.servers: b}\nroutes: {a: b}\nallowed_targets: c\ndead_letter_topic: "
        "dlq\n" +
            tail,
