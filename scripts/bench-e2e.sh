@@ -14,9 +14,14 @@
 # lateness: the bridge and the baseline side by side at each rate of BENCH_RATES (delays
 #   uniform 1..10 s, mixed header styles, BENCH_LATENESS_S seconds' worth of records per run):
 #   lateness percentiles of both, so the bridge's share of the lateness shows at every load;
-#   the CPU time of both per delivered record; and the CPU contention during each run (the
-#   machine's busy share, and how long the process's threads waited, runnable, for a CPU: on two
-#   cores shared with the broker and the load tool, lateness follows it). The baseline here is
+#   the CPU time of both per delivered record; the records later than 5 ms and how many of them
+#   waited across one of the broker's stop-the-world pauses (its gc.log); and the CPU contention
+#   during each run (the machine's busy share, and how long the process's threads waited,
+#   runnable, for a CPU: on two cores shared with the broker and the load tool, lateness follows
+#   it). RUN.threads.before.json and .after.json in the work dir hold the CPU time of each thread of
+#   the bridge or the pipe, RUN.broker_threads.* that of the broker's thread pools, before and
+#   after each run (bridge_at_RATE, pipe_at_RATE; scripts/thread-cpu-delta.py diff shows where the
+#   time went). The baseline here is
 #   the pipe as a process of its own (delaybridge-load --mode pipe), fed and measured by
 #   delaybridge-load in bridge mode exactly as the bridge is, so the CPU time of each is read
 #   from /proc/PID/stat over its run.
@@ -273,6 +278,15 @@ contention_since() {
     printf "%.1f %.2f %.2f %.2f\n", 100 * ($6 - $1) / ($7 - $2), ($8 - $3) / 1e9, ($9 - $4) / 1e9,
       ($10 - $5) / hz }' >"$3"
 }
+# threads_snap RUN before|after PID: the CPU time of PID's threads and of the broker's thread pools
+# into $work_dir/RUN.{threads,broker_threads}.{before,after}.json (compare two with
+# scripts/thread-cpu-delta.py diff).
+threads_snap() {
+  local tool=$repo_root/scripts/thread-cpu-delta.py
+  python3 "$tool" snap "$3" "$work_dir/$1.threads.$2.json"
+  python3 "$tool" snap "$(cat "$work_dir/kafka/broker.pid")" "$work_dir/$1.broker_threads.$2.json" \
+    --jvm
+}
 du_mb() { du -sb "$1" | awk '{ printf "%.1f", $1 / 1048576 }'; }
 
 machine() {
@@ -367,23 +381,30 @@ run_lateness() {
     log "lateness at $rate rec/s for $lateness_s s: bridge, then baseline"
     # A count, not a duration, so that the bridge and the pipe handle the same records.
     local count=$((rate * lateness_s)) cpu_before contention_before
+    # jcmd, a JVM of its own, runs outside the measured span.
+    threads_snap "bridge_at_$rate" before "$bridge_pid"
     cpu_before=$(cpu_s "$bridge_pid")
     contention_before=$(contention_s "$bridge_pid")
     perf_start "bridge_at_$rate"
     load "bridge_at_$rate" --delay-topic bench.delayed --target-topic bench.delivered \
       --rate "$rate" --count "$count" --payload-bytes "$payload" \
-      --delay uniform:1s..10s --headers mixed --timeout 60s
+      --delay uniform:1s..10s --headers mixed --timeout 60s \
+      --late-records "$work_dir/bridge_at_$rate.late"
     perf_stop
     cpu_since "$cpu_before" "$bridge_pid" "$work_dir/bridge_at_$rate.cpu_s"
     contention_since "$contention_before" "$bridge_pid" "$work_dir/bridge_at_$rate.contention"
+    threads_snap "bridge_at_$rate" after "$bridge_pid"
     # The same load against the pipe process: no delay, so each record is due when produced.
     pipe_start "pipe_at_$rate"
+    threads_snap "pipe_at_$rate" before "$pipe_pid"
     cpu_before=$(cpu_s "$pipe_pid")
     contention_before=$(contention_s "$pipe_pid")
     load "baseline_at_$rate" --delay-topic pipe.in --target-topic pipe.out \
-      --rate "$rate" --count "$count" --payload-bytes "$payload" --timeout 60s
+      --rate "$rate" --count "$count" --payload-bytes "$payload" --timeout 60s \
+      --late-records "$work_dir/baseline_at_$rate.late"
     cpu_since "$cpu_before" "$pipe_pid" "$work_dir/pipe_at_$rate.cpu_s"
     contention_since "$contention_before" "$pipe_pid" "$work_dir/pipe_at_$rate.contention"
+    threads_snap "pipe_at_$rate" after "$pipe_pid"
     pipe_stop "pipe_at_$rate"
   done
   bridge_stop
@@ -421,6 +442,19 @@ for rate in rates:
         busy, on_cpu, waiting, broker = open(f"{w}/{name}_at_{rate}.contention").read().split()
         print(f"| {rate} | {run} | {busy} | {on_cpu} | {waiting} | {broker} |")
 EOF
+  echo
+  echo "records later than 5 ms (by LogAppendTime) and the broker's stop-the-world pauses in each"
+  echo "run (scripts/broker-pauses.py): a record whose wait overlaps a pause could not be appended"
+  echo "before the pause ended, whoever delivered it"
+  local runs=() run report
+  for rate in "${rates[@]}"; do
+    for run in bridge baseline; do
+      report=$work_dir/${run}_at_$rate.json
+      runs+=("$rate $run=$work_dir/${run}_at_$rate.late:$(json "$report" 'd["delivered"]'):$(
+        json "$report" 'd["first_send_ms"]'):$(json "$report" 'd["last_delivery_ms"]')")
+    done
+  done
+  python3 "$repo_root/scripts/broker-pauses.py" "$work_dir/kafka" "${runs[@]}"
 }
 
 print_throughput_table() {

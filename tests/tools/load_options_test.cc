@@ -40,7 +40,11 @@ TEST(LoadOptions, ReadsAFullCommandLine) {
                                        "--delay-topic",
                                        "d",
                                        "--target-topic",
-                                       "t"});
+                                       "t",
+                                       "--late-records",
+                                       "late.txt",
+                                       "--late-over",
+                                       "20ms"});
   ASSERT_TRUE(options.ok()) << options.status().ToString();
   EXPECT_EQ(options->mode, LoadMode::kPassthrough);
   EXPECT_EQ(options->count, 500);
@@ -60,6 +64,8 @@ TEST(LoadOptions, ReadsAFullCommandLine) {
   EXPECT_TRUE(options->json);
   EXPECT_EQ(options->delay_topic, "d");
   EXPECT_EQ(options->target_topic, "t");
+  EXPECT_EQ(options->late_records_file, "late.txt");
+  EXPECT_EQ(options->late_over_ms, 20);
 }
 
 TEST(LoadOptions, DefaultsAreTheDocumentedOnes) {
@@ -115,6 +121,8 @@ TEST(LoadOptions, RejectsBadInputNamingTheFlag) {
       {{"--bootstrap", "b", "--count", "5", "--mode", "passthrough", "--no-consume"},
        "--no-consume"},
       {{"--bootstrap", "b", "--count", "5", "--frobnicate", "1"}, "--frobnicate"},
+      {{"--bootstrap", "b", "--count", "5", "--late-records", "f", "--no-consume"}, "--no-consume"},
+      {{"--bootstrap", "b", "--count", "5", "--late-over", "later"}, "later"},
       {{"--bootstrap", "b", "--count"}, "--count"},
       {{"--bootstrap", "b", "--count", "5", "--due-together", "5s", "--delay", "fixed:1s"},
        "exclude"},

@@ -101,6 +101,9 @@ Status Validate(const LoadOptions& options) {
   if (!options.extra_topics.empty() && options.create_topics_partitions == 0) {
     return Status::InvalidArgument("--create-extra needs --create-topics P");
   }
+  if (!options.late_records_file.empty() && !options.consume) {
+    return Status::InvalidArgument("--late-records lists delivered records; drop --no-consume");
+  }
   if (options.due_together_ms > 0 && options.delay.spec() != "fixed:0") {
     return Status::InvalidArgument("--due-together and --delay exclude each other");
   }
@@ -167,6 +170,10 @@ Result<LoadOptions> ParseLoadOptions(const std::vector<std::string>& args) {
       options.extra_topics.push_back(value);
     } else if (flag == "--embedded-partitions") {
       LOAD_ASSIGN_OR_RETURN(options.embedded_partitions, ParseCount(flag, value));
+    } else if (flag == "--late-records") {
+      options.late_records_file = value;
+    } else if (flag == "--late-over") {
+      LOAD_ASSIGN_OR_RETURN(options.late_over_ms, ParseDurationMs(value));
     } else if (flag == "--seed") {
       int64_t seed = 0;
       LOAD_ASSIGN_OR_RETURN(seed, ParseCount(flag, value));
@@ -266,6 +273,11 @@ usage: delaybridge-load --bootstrap HOST:PORT (--count N | --duration D) [option
   --seed N                 random seed for delays and keys; default 1
   -X key=value             librdkafka property for every client (repeatable; overrides the
                            tool's defaults)
+  --late-records FILE      write "deliver_at_ms log_append_time_ms" of every record whose
+                           LogAppendTime is more than --late-over after its deliver-at, one
+                           line each, in arrival order (to line the lateness tail up with the
+                           broker's pauses, e.g. its gc.log)
+  --late-over D            the lateness --late-records lists records beyond; default 5ms
   --json                   print the report as one JSON object on stdout
   --help
 

@@ -50,6 +50,8 @@ struct LoadOptions {
   std::vector<std::string> extra_topics;  // also created with --create-topics (e.g. the DLQ)
   int64_t embedded_partitions = 8;        // partitions per topic of the embedded cluster
   bool json = false;
+  std::string late_records_file;  // non-empty: the records later than late_over_ms are listed here
+  int64_t late_over_ms = 5;
   uint64_t seed = 1;
   std::vector<std::pair<std::string, std::string>> rdkafka_overrides;  // -X key=value
 

@@ -1,8 +1,10 @@
 #include "tools/load/load_run.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <thread>
@@ -185,6 +187,20 @@ void FillDeliveryFields(const ProduceResult& produced, const DeliveryTally& tall
   }
 }
 
+Status WriteLateRecords(const std::string& path,
+                        const std::vector<DeliveryTally::LateRecord>& late) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "w"), std::fclose);
+  if (!file) return Status::IOError("--late-records " + path + ": " + std::strerror(errno));
+  for (const DeliveryTally::LateRecord& r : late) {
+    std::fprintf(file.get(), "%lld %lld\n", static_cast<long long>(r.deliver_at_ms),
+                 static_cast<long long>(r.log_append_time_ms));
+  }
+  if (std::fflush(file.get()) != 0 || std::ferror(file.get())) {
+    return Status::IOError("--late-records " + path + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<plugin::EmbeddedCluster>> StartEmbeddedCluster(const LoadOptions& options) {
@@ -225,8 +241,9 @@ Result<LoadReport> RunLoad(const LoadOptions& options) {
         clients.target_partitions, options.rdkafka_overrides, kMetadataTimeoutMs);
     if (!consumer.ok()) return consumer.status();
     clients.target_consumer = std::move(consumer.value());
-    target = std::make_unique<TargetConsumer>(clients.target_consumer.get(), run_id,
-                                              load_producer.attempted_counter());
+    target = std::make_unique<TargetConsumer>(
+        clients.target_consumer.get(), run_id, load_producer.attempted_counter(),
+        options.late_records_file.empty() ? -1 : options.late_over_ms);
   }
   std::unique_ptr<PassthroughPipe> pipe;
   if (options.mode == LoadMode::kPassthrough) {
@@ -311,6 +328,10 @@ Result<LoadReport> RunLoad(const LoadOptions& options) {
   if (target) {
     FillDeliveryFields(*produced, target->tally(), report);
     TallyMissing(options, *produced, target->tally(), stop_ms, report);
+    if (!options.late_records_file.empty()) {
+      Status written = WriteLateRecords(options.late_records_file, target->tally().late_records);
+      if (!written.ok()) return written;
+    }
   }
   return report;
 }

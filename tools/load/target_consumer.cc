@@ -22,8 +22,11 @@ constexpr int kPollTimeoutMs = 50;
 }  // namespace
 
 TargetConsumer::TargetConsumer(rd_kafka_t* consumer, uint64_t run_id,
-                               const std::atomic<uint64_t>& ids_produced)
-    : consumer_(consumer), run_id_(run_id), ids_produced_(ids_produced) {}
+                               const std::atomic<uint64_t>& ids_produced, int64_t list_late_over_ms)
+    : consumer_(consumer),
+      run_id_(run_id),
+      ids_produced_(ids_produced),
+      list_late_over_ms_(list_late_over_ms) {}
 
 void TargetConsumer::Run(const std::atomic<bool>& stop) {
   rd_kafka_queue_t* queue = rd_kafka_queue_get_consumer(consumer_);
@@ -84,6 +87,9 @@ void TargetConsumer::Take(const rd_kafka_message_t& message, int64_t consumed_us
   }
   if (timestamp_type == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME) {
     ++tally_.log_append_time_records;
+    if (list_late_over_ms_ >= 0 && timestamp_ms - stamp->deliver_at_ms > list_late_over_ms_) {
+      tally_.late_records.push_back({stamp->deliver_at_ms, timestamp_ms});
+    }
     if (timestamp_ms < stamp->deliver_at_ms) {
       ++tally_.early_by_append_time;
       early = true;

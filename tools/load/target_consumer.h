@@ -33,13 +33,22 @@ struct DeliveryTally {
   int64_t early_records = 0;         // records early by consume time or by LogAppendTime
   LatenessHistogram consume_lateness;
   LatenessHistogram broker_lateness;
+  // Records whose LogAppendTime was more than late_over_ms after their deliver-at, when asked.
+  struct LateRecord {
+    int64_t deliver_at_ms;
+    int64_t log_append_time_ms;
+  };
+  std::vector<LateRecord> late_records;
   std::vector<uint8_t> arrivals;  // by record id, saturating at 255
 };
 
 class TargetConsumer {
  public:
   // `ids_produced` bounds valid record ids (an id at or above it was never produced).
-  TargetConsumer(rd_kafka_t* consumer, uint64_t run_id, const std::atomic<uint64_t>& ids_produced);
+  // list_late_over_ms >= 0: records whose LogAppendTime is more than that after their deliver-at
+  // are kept in tally().late_records.
+  TargetConsumer(rd_kafka_t* consumer, uint64_t run_id, const std::atomic<uint64_t>& ids_produced,
+                 int64_t list_late_over_ms = -1);
 
   // Consumes until `stop` is set.
   void Run(const std::atomic<bool>& stop);
@@ -54,6 +63,7 @@ class TargetConsumer {
   rd_kafka_t* consumer_;
   const uint64_t run_id_;
   const std::atomic<uint64_t>& ids_produced_;
+  const int64_t list_late_over_ms_;
   DeliveryTally tally_;
   std::atomic<int64_t> delivered_unique_{0};
   std::atomic<int64_t> warmup_arrivals_{0};
