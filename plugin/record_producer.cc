@@ -61,8 +61,9 @@ Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
   //   its broker thread while a partition with records past their linger waits for its
   //   in-flight request and no other request is queued. A slow broker then costs the bridge a
   //   whole core, and a broker on the same machine is starved further (a 50 ms GC pause became
-  //   5 s of silence). With one request per connection a second partition's request is always
-  //   queued behind it, so the thread sleeps on the socket; batches grow while it waits.
+  //   5 s of silence). With one request per connection a second partition's request is
+  //   queued behind it, so the thread sleeps on the socket; batches grow while it waits. Records
+  //   that all go to one partition still spin it while the broker stalls (docs/BENCHMARKS.md).
   //   Measured in docs/BENCHMARKS.md (p99 lateness at 75k rec/s: 1,008 -> 47 ms).
   const std::pair<const char*, const char*> kDefaults[] = {{"linger.ms", "1"},
                                                            {"max.in.flight", "1"}};
