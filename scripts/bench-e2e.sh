@@ -283,9 +283,11 @@ contention_since() {
 # scripts/thread-cpu-delta.py diff).
 threads_snap() {
   local tool=$repo_root/scripts/thread-cpu-delta.py
-  python3 "$tool" snap "$3" "$work_dir/$1.threads.$2.json"
+  # A diagnostic: a snapshot that fails (jcmd cannot attach in time) does not end the benchmark.
+  python3 "$tool" snap "$3" "$work_dir/$1.threads.$2.json" ||
+    log "WARNING: no thread snapshot of $1 ($2)"
   python3 "$tool" snap "$(cat "$work_dir/kafka/broker.pid")" "$work_dir/$1.broker_threads.$2.json" \
-    --jvm
+    --jvm || log "WARNING: no broker thread snapshot of $1 ($2)"
 }
 du_mb() { du -sb "$1" | awk '{ printf "%.1f", $1 / 1048576 }'; }
 
@@ -389,7 +391,7 @@ run_lateness() {
     load "bridge_at_$rate" --delay-topic bench.delayed --target-topic bench.delivered \
       --rate "$rate" --count "$count" --payload-bytes "$payload" \
       --delay uniform:1s..10s --headers mixed --timeout 60s \
-      --late-records "$work_dir/bridge_at_$rate.late"
+      --late-records "$work_dir/bridge_at_$rate.late" --late-over 5ms
     perf_stop
     cpu_since "$cpu_before" "$bridge_pid" "$work_dir/bridge_at_$rate.cpu_s"
     contention_since "$contention_before" "$bridge_pid" "$work_dir/bridge_at_$rate.contention"
@@ -401,7 +403,7 @@ run_lateness() {
     contention_before=$(contention_s "$pipe_pid")
     load "baseline_at_$rate" --delay-topic pipe.in --target-topic pipe.out \
       --rate "$rate" --count "$count" --payload-bytes "$payload" --timeout 60s \
-      --late-records "$work_dir/baseline_at_$rate.late"
+      --late-records "$work_dir/baseline_at_$rate.late" --late-over 5ms
     cpu_since "$cpu_before" "$pipe_pid" "$work_dir/pipe_at_$rate.cpu_s"
     contention_since "$contention_before" "$pipe_pid" "$work_dir/pipe_at_$rate.contention"
     threads_snap "pipe_at_$rate" after "$pipe_pid"

@@ -28,31 +28,40 @@ MIN_PAUSE_MS = 1.0
 
 
 def pauses(gc_dir):
-    """[(start_ms, end_ms)] of the broker's safepoints of at least MIN_PAUSE_MS, sorted."""
+    """[(start_ms, end_ms)] of the broker's safepoints of at least MIN_PAUSE_MS, sorted, and the
+    end of the first safepoint logged at all (where the logs begin)."""
+    paths = glob.glob(f"{gc_dir}/gc.log*")
+    if not paths:
+        sys.exit(f"broker-pauses.py: no gc.log* in {gc_dir}")
     found = []
-    for path in glob.glob(f"{gc_dir}/gc.log*"):
+    logged_from_ms = float("inf")
+    for path in paths:
         with open(path) as f:
             for line in f:
                 m = SAFEPOINT.match(line)
                 if not m:
                     continue
-                total_ms = int(m.group(2)) / 1e6
-                if total_ms < MIN_PAUSE_MS:
-                    continue
                 # The line is written when the safepoint ends.
                 end = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f%z")
                 end_ms = end.timestamp() * 1000
-                found.append((end_ms - total_ms, end_ms))
-    return sorted(found)
+                logged_from_ms = min(logged_from_ms, end_ms)
+                total_ms = int(m.group(2)) / 1e6
+                if total_ms >= MIN_PAUSE_MS:
+                    found.append((end_ms - total_ms, end_ms))
+    return sorted(found), logged_from_ms
 
 
-def row(name, spec, all_pauses):
+def row(name, spec, all_pauses, logged_from_ms):
     late_file, delivered, first_ms, last_ms = spec.rsplit(":", 3)
     delivered, first_ms, last_ms = int(delivered), float(first_ms), float(last_ms)
+    if logged_from_ms > first_ms:
+        print(f"| {name} | n/a: the broker's gc.log begins after the run began (rotated) | | | |")
+        return
     inside = [(s, e) for s, e in all_pauses if e >= first_ms and s <= last_ms]
-    paused_ms = sum(e - s for s, e in inside)
-    # Safepoints do not overlap one another, so ends rise with starts: the first pause ending
-    # after a record fell due is the only one that can overlap its wait first.
+    paused_ms = sum(min(e, last_ms) - max(s, first_ms) for s, e in inside)
+    # Safepoints do not overlap one another, so ends rise with starts: of the pauses that end
+    # after a record fell due, the first starts earliest, and it overlaps the record's wait if
+    # any of them does.
     ends = [e for _, e in inside]
     late = across = 0
     with open(late_file) as f:
@@ -73,12 +82,12 @@ def row(name, spec, all_pauses):
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    all_pauses = pauses(sys.argv[1])
+    all_pauses, logged_from_ms = pauses(sys.argv[1])
     print("| run | late | broker pauses >= 1 ms | paused share | late across a pause |")
     print("|---|---|---|---|---|")
     for arg in sys.argv[2:]:
         name, spec = arg.split("=", 1)
-        row(name, spec, all_pauses)
+        row(name, spec, all_pauses, logged_from_ms)
 
 
 if __name__ == "__main__":

@@ -74,6 +74,8 @@ TEST(LoadOptions, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(options->mode, LoadMode::kBridge);
   EXPECT_EQ(options->duration_ms, 5'000);
   EXPECT_EQ(options->payload_bytes, 100);
+  EXPECT_TRUE(options->late_records_file.empty());
+  EXPECT_EQ(options->late_over_ms, 5);
   EXPECT_EQ(options->header_style, HeaderStyle::kDeliverAt);
   EXPECT_EQ(options->delay.spec(), "fixed:0");
   EXPECT_TRUE(options->consume);
@@ -123,6 +125,7 @@ TEST(LoadOptions, RejectsBadInputNamingTheFlag) {
       {{"--bootstrap", "b", "--count", "5", "--frobnicate", "1"}, "--frobnicate"},
       {{"--bootstrap", "b", "--count", "5", "--late-records", "f", "--no-consume"}, "--no-consume"},
       {{"--bootstrap", "b", "--count", "5", "--late-over", "later"}, "later"},
+      {{"--bootstrap", "b", "--mode", "pipe", "--late-records", "f"}, "--late-records"},
       {{"--bootstrap", "b", "--count"}, "--count"},
       {{"--bootstrap", "b", "--count", "5", "--due-together", "5s", "--delay", "fixed:1s"},
        "exclude"},

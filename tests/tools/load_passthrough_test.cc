@@ -52,5 +52,20 @@ TEST(LoadPassthrough, BadArgumentsExitTwoWithoutTouchingKafka) {
   std::remove(out_path.c_str());
 }
 
+TEST(LoadPassthrough, AnUncreatableLateRecordsFileIsABadArgumentBeforeTheRun) {
+  const std::string out_path = TempPath("load_bad_late_records_test.txt");
+  Result<std::unique_ptr<ChildProcess>> load = ChildProcess::Start(
+      {DELAYBRIDGE_LOAD_BIN, "--bootstrap", "embedded", "--mode", "passthrough", "--count", "10",
+       "--late-records", "/nonexistent-directory/late.txt", "--json"},
+      out_path);
+  ASSERT_TRUE(load.ok()) << load.status().ToString();
+  Result<int> exit_code = (*load)->WaitForExit(kRunTimeoutMs);
+  ASSERT_TRUE(exit_code.ok()) << exit_code.status().ToString();
+  EXPECT_EQ(*exit_code, 2);
+  EXPECT_EQ((*load)->Output().find("\"produced\""), std::string::npos)
+      << "nothing was produced: " << (*load)->Output();
+  std::remove(out_path.c_str());
+}
+
 }  // namespace
 }  // namespace delaybridge::load

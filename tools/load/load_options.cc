@@ -71,6 +71,10 @@ Status ValidatePipe(const LoadOptions& options) {
     return Status::InvalidArgument(
         "--mode pipe cannot hold records for --due-together; use --mode passthrough");
   }
+  if (!options.late_records_file.empty()) {
+    return Status::InvalidArgument(
+        "--mode pipe measures nothing; give --late-records to the run that measures it");
+  }
   return Status::Ok();
 }
 
@@ -290,7 +294,8 @@ The producer's own produce-to-acknowledgement latency is reported too: when it g
 reach the delay topic late, and late deliveries are the producer's, not the deliverer's.
 
 exit status: 0 every awaited record delivered exactly once and none early; 1 the run finished
-but records were lost, duplicated or early; 2 bad arguments; 3 Kafka error.
+but records were lost, duplicated or early; 2 bad arguments (a --late-records file that cannot
+be created included); 3 Kafka error, or writing the --late-records file failed.
 )";
 }
 

@@ -187,15 +187,17 @@ void FillDeliveryFields(const ProduceResult& produced, const DeliveryTally& tall
   }
 }
 
-Status WriteLateRecords(const std::string& path,
+using LateRecordsFile = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+// Writes the list into file, opened before the run, and closes it.
+Status WriteLateRecords(LateRecordsFile file, const std::string& path,
                         const std::vector<DeliveryTally::LateRecord>& late) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "w"), std::fclose);
-  if (!file) return Status::IOError("--late-records " + path + ": " + std::strerror(errno));
   for (const DeliveryTally::LateRecord& r : late) {
     std::fprintf(file.get(), "%lld %lld\n", static_cast<long long>(r.deliver_at_ms),
                  static_cast<long long>(r.log_append_time_ms));
   }
-  if (std::fflush(file.get()) != 0 || std::ferror(file.get())) {
+  const bool failed = std::ferror(file.get()) != 0;
+  if (std::fclose(file.release()) != 0 || failed) {
     return Status::IOError("--late-records " + path + ": " + std::strerror(errno));
   }
   return Status::Ok();
@@ -225,6 +227,16 @@ Result<LoadReport> RunLoad(const LoadOptions& options) {
   report.target_rate_per_s = options.rate_per_s;
   report.run_id = run_id;
   report.consumed = options.consume;
+  // Opened before anything is produced: a path that cannot be written is a bad argument, told
+  // at once rather than after the run whose records it was to list.
+  LateRecordsFile late_file(nullptr, std::fclose);
+  if (!options.late_records_file.empty()) {
+    late_file.reset(std::fopen(options.late_records_file.c_str(), "w"));
+    if (!late_file) {
+      return Status::InvalidArgument("--late-records " + options.late_records_file + ": " +
+                                     std::strerror(errno));
+    }
+  }
 
   LoadProducer load_producer(options, run_id);
   Clients clients;
@@ -328,8 +340,9 @@ Result<LoadReport> RunLoad(const LoadOptions& options) {
   if (target) {
     FillDeliveryFields(*produced, target->tally(), report);
     TallyMissing(options, *produced, target->tally(), stop_ms, report);
-    if (!options.late_records_file.empty()) {
-      Status written = WriteLateRecords(options.late_records_file, target->tally().late_records);
+    if (late_file) {
+      Status written = WriteLateRecords(std::move(late_file), options.late_records_file,
+                                        target->tally().late_records);
       if (!written.ok()) return written;
     }
   }
