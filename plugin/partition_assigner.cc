@@ -166,6 +166,11 @@ void PartitionAssigner::LogAssigned(const PartitionStore& store,
                   " without progress metadata and an empty store here: records still pending in "
                   "the store of the instance that committed it are not delivered by this one");
   }
+  if (kafka_state && store.reused_after_takeover()) {
+    logger_.Info(
+        "assigned " + id + ": the group's last commit, from store " + kafka_state->store_id +
+        ", is still the one this store was rebuilt from: " + "reusing it from its checkpoint");
+  }
   if (kafka_state && store.rebuilt()) {
     logger_.Warn("assigned " + id + ": the group's last commit came from store " +
                  kafka_state->store_id + ", not this one: rebuilding it from the delay topic, " +

@@ -16,17 +16,36 @@ constexpr int64_t kRecommitMs = 5'000;  // an unchanged state is committed again
 
 namespace {
 
-// Empties a store directory that holds another history of the partition. Returns whether there
-// was one to empty.
-Result<bool> DiscardForeignStore(const std::string& dir, const std::string& wanted_store_id) {
+// Empties a store directory. Returns whether there was one to empty.
+Result<bool> EmptyStoreDir(const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::exists(dir, ec)) return false;
-  auto local_id = ReadOrCreateStoreId(dir);
-  if (!local_id.ok()) return local_id.status();
-  if (*local_id == wanted_store_id) return false;
   std::filesystem::remove_all(dir, ec);
   if (ec) return Status::IOError("empty " + dir + ": " + ec.message());
   return true;
+}
+
+// What the local store directory holds against the group's last commit.
+enum class LocalHistory {
+  kNone,          // no store yet
+  kCommitted,     // the store that made the commit
+  kTakenOver,     // the store rebuilt from the commit: nobody has committed since the takeover
+  kOlderEmptied,  // another history of the partition: emptied
+};
+
+Result<LocalHistory> MatchLocalHistory(const std::string& dir, const ProgressMetadata& committed,
+                                       bool exactly_once) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return LocalHistory::kNone;
+  auto local_id = ReadOrCreateStoreId(dir);
+  if (!local_id.ok()) return local_id.status();
+  if (*local_id == committed.store_id) return LocalHistory::kCommitted;
+  if (!exactly_once && ReadTakeover(dir) == EncodeProgressMetadata(committed)) {
+    return LocalHistory::kTakenOver;
+  }
+  auto emptied = EmptyStoreDir(dir);
+  if (!emptied.ok()) return emptied.status();
+  return LocalHistory::kOlderEmptied;
 }
 
 }  // namespace
@@ -38,19 +57,20 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(
     bool exactly_once) {
   storage::StoreOptions opts = options;
   opts.dir = (std::filesystem::path(storage_dir) / id.ToString()).string();
-  bool rebuilt = false;
+  LocalHistory history = LocalHistory::kNone;
   if (kafka_state) {
-    auto discarded = DiscardForeignStore(opts.dir, kafka_state->store_id);
-    if (!discarded.ok()) return discarded.status();
-    rebuilt = *discarded;
+    auto matched = MatchLocalHistory(opts.dir, *kafka_state, exactly_once);
+    if (!matched.ok()) return matched.status();
+    history = *matched;
   }
+  bool rebuilt = history == LocalHistory::kOlderEmptied;
   if (exactly_once && !rebuilt && std::filesystem::exists(opts.dir)) {
     auto clean = TakeClosedCleanly(opts.dir);
     if (!clean.ok()) return clean.status();
     if (!*clean) {
       // After a crash: records appended past the marker would be read and stored again.
-      auto discarded = DiscardForeignStore(opts.dir, "");
-      if (!discarded.ok()) return discarded.status();
+      auto emptied = EmptyStoreDir(opts.dir);
+      if (!emptied.ok()) return emptied.status();
       rebuilt = kafka_state.has_value();
     }
   }
@@ -71,7 +91,13 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(
   auto store_id = ReadOrCreateStoreId(opts.dir);
   if (!store_id.ok()) return store_id.status();
   // A new store for a partition Kafka has progress for: everything is read again.
-  rebuilt = rebuilt || (kafka_state && kafka_state->store_id != *store_id);
+  rebuilt = rebuilt || (kafka_state && kafka_state->store_id != *store_id &&
+                        history != LocalHistory::kTakenOver);
+  if (rebuilt && !exactly_once) {
+    if (Status s = RecordTakeover(opts.dir, EncodeProgressMetadata(*kafka_state)); !s.ok()) {
+      return s;
+    }
+  }
 
   // exactly_once: records asking for a time after Kafka's checkpoint were not delivered, so the
   // store must take them (not deliver them at once as behind it) while it re-reads them.
@@ -93,6 +119,7 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(
       id, std::move(log).value(), std::move(marker).value(), start, had_checkpoint,
       checkpoint_written_ms, std::move(store_id).value(), rebuilt, exactly_once));
   store->damaged_checkpoint_ = std::move(damaged_checkpoint);
+  store->reused_after_takeover_ = history == LocalHistory::kTakenOver;
   return store;
 }
 

@@ -5,8 +5,9 @@
 // with ProgressMetadata), and how far the preloader has walked (preloaded_until_second).
 //
 // The local store is a cache of the delay topic: it is reused when the group's last commit came
-// from it (same store id), and otherwise emptied and rebuilt by reading the delay topic again
-// from the committed low watermark, skipping what the previous owner finished.
+// from it (same store id) or is the one it was rebuilt from (nobody committed since), and
+// otherwise emptied and rebuilt by reading the delay topic again from the committed low
+// watermark, skipping what the previous owner finished.
 //
 // With exactly_once (docs/bridge.md, "Exactly once") a record is placed at exactly the time it
 // asks for, or, when that is before the committed checkpoint, delivered at once without being
@@ -44,7 +45,8 @@ class PartitionStore {
   // Opens (recovering) the store and reads its checkpoint. now_ms seeds the watermark of a
   // store that has neither records nor a checkpoint. kafka_state: the progress metadata of the
   // group's committed offset; when it names another store, the local one is emptied first
-  // (rebuilt()); with exactly_once, also when it was not closed cleanly.
+  // (rebuilt()) unless it was rebuilt from this very commit (reused_after_takeover()); with
+  // exactly_once, also when it was not closed cleanly.
   static Result<std::unique_ptr<PartitionStore>> Open(
       const TopicPartitionId& id, const std::string& storage_dir,
       const storage::StoreOptions& options, int64_t now_ms,
@@ -65,6 +67,9 @@ class PartitionStore {
   const std::string& store_id() const { return store_id_; }
   // The local store held another history of the partition and was emptied at open.
   bool rebuilt() const { return rebuilt_; }
+  // The local store was rebuilt from the group's last commit, made by another store, before it
+  // was opened this time: nobody has committed since, and it is reused (plugin/store_identity.h).
+  bool reused_after_takeover() const { return reused_after_takeover_; }
 
   // Deliveries of this partition wait until reading has reached `offset` (its end when it was
   // assigned): a cancel follows its target in the partition, so a cancel produced before a
@@ -239,6 +244,7 @@ class PartitionStore {
   const bool exactly_once_;
   std::string store_id_;
   bool rebuilt_;
+  bool reused_after_takeover_ = false;
   int64_t checkpoint_written_ms_;  // wall clock of the last checkpoint write before this open
   std::unique_ptr<storage::DelayLogStore> log_;
   SourceOffsetMarker marker_;

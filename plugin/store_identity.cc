@@ -40,14 +40,13 @@ Status SyncDir(const std::string& dir_path) {
   return Status::Ok();
 }
 
-// Written to a temporary file, synced and renamed, so a crash never leaves a torn id.
-Status WriteStoreId(const std::string& store_dir, const std::string& id) {
-  const std::string path = store_dir + "/" + kStoreIdFileName;
+// Written to a temporary file, synced and renamed, so a crash never leaves a torn file.
+Status WriteFileDurably(const std::string& store_dir, const char* name, const std::string& text) {
+  const std::string path = store_dir + "/" + name;
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IOError("create " + tmp + ": " + std::strerror(errno));
-  const std::string line = id + "\n";
-  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   const int saved_errno = errno;
   const bool synced = written && ::fdatasync(fd) == 0;
   ::close(fd);
@@ -66,8 +65,21 @@ Result<std::string> ReadOrCreateStoreId(const std::string& store_dir) {
   if (in && std::getline(in, id) && IsStoreId(id)) return id;
   // Missing, or torn before the rename protected it: a new id only means a rebuild.
   id = NewStoreId();
-  if (Status s = WriteStoreId(store_dir, id); !s.ok()) return s;
+  if (Status s = WriteFileDurably(store_dir, kStoreIdFileName, id + "\n"); !s.ok()) return s;
   return id;
+}
+
+Status RecordTakeover(const std::string& store_dir, const std::string& commit_metadata) {
+  return WriteFileDurably(store_dir, kTakenOverFromFileName, commit_metadata + "\n");
+}
+
+std::optional<std::string> ReadTakeover(const std::string& store_dir) {
+  std::ifstream in(store_dir + "/" + kTakenOverFromFileName);
+  std::string line;
+  // Unreadable, or without its newline (not written by RecordTakeover): no takeover to trust,
+  // which only means a rebuild.
+  if (!in || !std::getline(in, line) || in.eof()) return std::nullopt;
+  return line;
 }
 
 Status MarkClosedCleanly(const std::string& store_dir) {

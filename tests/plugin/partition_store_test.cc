@@ -486,6 +486,67 @@ TEST_F(PartitionStoreTest, AForeignStoreIsEmptiedAndRebuiltFromTheLowWatermark) 
   EXPECT_FALSE(store->Finished(12, kHourStartMs + 1000));
 }
 
+// An instance that has rebuilt a partition can lose it before its first commit of the partition
+// lands (librdkafka before 2.8.3 drops the whole assignment when a commit meets a rebalance
+// that bumped the generation) and get it back at once: the group's last commit is then still the
+// one the store was rebuilt from, and the store is reused with its checkpoint. Emptying it again
+// would deliver again everything it had delivered since the takeover.
+TEST_F(PartitionStoreTest, AStoreRebuiltFromACommitIsReusedWhileThatCommitIsTheGroupsLast) {
+  const int64_t now = kHourStartMs + 25'000;
+  const ProgressMetadata kafka{"00000000000000aa", kHourStartMs + 20'000, 15, 20};
+  std::string rebuilt_id;
+  RecordPosition delivered_until;
+  {
+    auto store = Open(now, kafka);
+    ASSERT_TRUE(store->rebuilt());
+    rebuilt_id = store->store_id();
+    ASSERT_EQ(store->Resume(10, kafka), 10);
+    Append(*store, 20, now + 1000, now);
+    Append(*store, 21, now + 2000, now);
+    ASSERT_TRUE(store->Sync().ok());
+    ASSERT_TRUE(store->MarkCommittable(22).ok());
+    ASSERT_EQ(Preload(*store, now / 1000 + 5).size(), 2u);
+    ASSERT_TRUE(store->Acknowledge({now + 1000, 0}));  // offset 20 delivered
+    ASSERT_TRUE(store->PersistCheckpoint(now + 1500).ok());
+    delivered_until = store->last_persisted();
+    ASSERT_GT(delivered_until, (RecordPosition{now + 1000, 0}));
+  }
+  auto store = Open(now + 1600, kafka);
+  EXPECT_FALSE(store->rebuilt());
+  EXPECT_EQ(store->store_id(), rebuilt_id);
+  EXPECT_EQ(store->start(), delivered_until);
+  EXPECT_EQ(store->Resume(10, kafka), 22);  // at its marker
+  EXPECT_EQ(Preload(*store, now / 1000 + 20), (std::vector<int64_t>{21}));
+}
+
+// Once anyone has committed since the takeover (another store, or the same store with moved
+// progress), the rebuilt store holds an older history and is emptied like any foreign one.
+TEST_F(PartitionStoreTest, AStoreRebuiltFromACommitIsEmptiedOnceAnotherCommitFollowedIt) {
+  const int64_t now = kHourStartMs + 25'000;
+  const ProgressMetadata kafka{"00000000000000aa", kHourStartMs + 20'000, 15, 20};
+  const ProgressMetadata later_commits[] = {
+      {"00000000000000bb", kHourStartMs + 20'000, 15, 20},
+      {"00000000000000aa", kHourStartMs + 21'000, 15, 20},
+      {"00000000000000aa", kHourStartMs + 20'000, 16, 20},
+      {"00000000000000aa", kHourStartMs + 20'000, 15, 21},
+  };
+  for (const ProgressMetadata& later : later_commits) {
+    std::string rebuilt_id;
+    {
+      auto store = Open(now, kafka);
+      ASSERT_TRUE(store->rebuilt());
+      rebuilt_id = store->store_id();
+      ASSERT_EQ(store->Resume(10, kafka), 10);
+      Append(*store, 20, now + 1000, now);
+      ASSERT_TRUE(store->Sync().ok());
+    }
+    auto store = Open(now + 1600, later);
+    EXPECT_TRUE(store->rebuilt()) << EncodeProgressMetadata(later);
+    EXPECT_NE(store->store_id(), rebuilt_id);
+    EXPECT_TRUE(store->log().Hours().empty());
+  }
+}
+
 // The committed state names the new store and moves with deliveries.
 TEST_F(PartitionStoreTest, CommittedProgressNamesTheStoreAndFollowsDeliveries) {
   const int64_t now = kHourStartMs;
