@@ -10,7 +10,7 @@
 // the commit's metadata text and a newline). While it is still the group's last commit, nobody
 // has committed since the takeover, so the store is reused when the partition comes back to it:
 // its instance can lose a partition before its first commit of it lands (librdkafka before
-// 2.8.3 drops the whole assignment when a commit meets a rebalance that bumped the generation).
+// 2.10.0 drops the whole assignment when a commit meets a rebalance that bumped the generation).
 // Emptying the store again would deliver again everything it delivered since the takeover.
 // Not with exactly_once, whose stores are rebuilt from the last committed transaction.
 //

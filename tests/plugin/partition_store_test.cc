@@ -487,7 +487,7 @@ TEST_F(PartitionStoreTest, AForeignStoreIsEmptiedAndRebuiltFromTheLowWatermark) 
 }
 
 // An instance that has rebuilt a partition can lose it before its first commit of the partition
-// lands (librdkafka before 2.8.3 drops the whole assignment when a commit meets a rebalance
+// lands (librdkafka before 2.10.0 drops the whole assignment when a commit meets a rebalance
 // that bumped the generation) and get it back at once: the group's last commit is then still the
 // one the store was rebuilt from, and the store is reused with its checkpoint. Emptying it again
 // would deliver again everything it had delivered since the takeover.
