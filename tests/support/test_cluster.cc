@@ -104,4 +104,11 @@ Status TestCluster::SetPartitionLed(const std::string& topic, int partition, boo
   return Status::Ok();
 }
 
+Status TestCluster::PushRequestErrors(int16_t api_key,
+                                      const std::vector<rd_kafka_resp_err_t>& errors) {
+  if (!mock_) return Status::FailedPrecondition("injected request errors need the mock cluster");
+  rd_kafka_mock_push_request_errors_array(mock_, api_key, errors.size(), errors.data());
+  return Status::Ok();
+}
+
 }  // namespace delaybridge::testing

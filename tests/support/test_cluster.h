@@ -56,6 +56,9 @@ class TestCluster {
   // Mock cluster only: takes the partition's leader away (leader = false), so records for it
   // wait in the producer, or gives it back.
   Status SetPartitionLed(const std::string& topic, int partition, bool leader);
+  // Mock cluster only: the next errors.size() requests of this API (RD_KAFKAP_*), from any
+  // client, are answered with these errors, in order.
+  Status PushRequestErrors(int16_t api_key, const std::vector<rd_kafka_resp_err_t>& errors);
 
  private:
   TestCluster() = default;
