@@ -125,6 +125,7 @@ TEST(LoadOptions, RejectsBadInputNamingTheFlag) {
       {{"--bootstrap", "b", "--count", "5", "--frobnicate", "1"}, "--frobnicate"},
       {{"--bootstrap", "b", "--count", "5", "--late-records", "f", "--no-consume"}, "--no-consume"},
       {{"--bootstrap", "b", "--count", "5", "--late-over", "later"}, "later"},
+      {{"--bootstrap", "b", "--count", "5", "--late-over", "10ms"}, "--late-records"},
       {{"--bootstrap", "b", "--mode", "pipe", "--late-records", "f"}, "--late-records"},
       {{"--bootstrap", "b", "--count"}, "--count"},
       {{"--bootstrap", "b", "--count", "5", "--due-together", "5s", "--delay", "fixed:1s"},

@@ -118,6 +118,7 @@ Status Validate(const LoadOptions& options) {
 
 Result<LoadOptions> ParseLoadOptions(const std::vector<std::string>& args) {
   LoadOptions options;
+  bool late_over_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (flag == "--help" || flag == "-h") {
@@ -178,6 +179,7 @@ Result<LoadOptions> ParseLoadOptions(const std::vector<std::string>& args) {
       options.late_records_file = value;
     } else if (flag == "--late-over") {
       LOAD_ASSIGN_OR_RETURN(options.late_over_ms, ParseDurationMs(value));
+      late_over_given = true;
     } else if (flag == "--seed") {
       int64_t seed = 0;
       LOAD_ASSIGN_OR_RETURN(seed, ParseCount(flag, value));
@@ -189,6 +191,9 @@ Result<LoadOptions> ParseLoadOptions(const std::vector<std::string>& args) {
     } else {
       return Status::InvalidArgument(flag + ": unknown flag (see --help)");
     }
+  }
+  if (late_over_given && options.late_records_file.empty()) {
+    return Status::InvalidArgument("--late-over sets what --late-records lists; give that too");
   }
   Status valid = Validate(options);
   if (!valid.ok()) return valid;
@@ -281,7 +286,8 @@ usage: delaybridge-load --bootstrap HOST:PORT (--count N | --duration D) [option
                            LogAppendTime is more than --late-over after its deliver-at, one
                            line each, in arrival order (to line the lateness tail up with the
                            broker's pauses, e.g. its gc.log)
-  --late-over D            the lateness --late-records lists records beyond; default 5ms
+  --late-over D            the lateness --late-records lists records beyond (only with
+                           --late-records); default 5ms
   --json                   print the report as one JSON object on stdout
   --help
 
