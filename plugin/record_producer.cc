@@ -54,9 +54,11 @@ Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
   std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::string errstr;
   // The kafka map may override both defaults.
-  // - linger.ms 1: due records go out one by one as they fall due, so librdkafka's default 5 ms
-  //   linger is pure lateness; 1 ms still batches a burst of records due together (measured
-  //   with delaybridge-load at 2k rec/s: p50 8 -> 2 ms, p99 229 -> 87 ms).
+  // - linger.ms 5 (librdkafka's default, set so it is seen): a shorter linger sends more and
+  //   smaller requests, and a partition whose records have lingered while its request is in
+  //   flight wakes the broker thread in vain until the answer comes (below). Against 1 ms, 5 ms
+  //   costs 2-3 ms of median lateness and saves about a fifth of the bridge's CPU at 2k-25k
+  //   rec/s, with a p99 no worse (docs/BENCHMARKS.md, "The producer's linger").
   // - max.in.flight 1: librdkafka's idempotent producer (2.0.2 to at least 2.12.1) busy-loops
   //   its broker thread while a partition with records past their linger waits for its
   //   in-flight request and no other request is queued. A slow broker then costs the bridge a
@@ -65,7 +67,7 @@ Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
   //   queued behind it, so the thread sleeps on the socket; batches grow while it waits. Records
   //   that all go to one partition still spin it while the broker stalls (docs/BENCHMARKS.md).
   //   Measured in docs/BENCHMARKS.md (p99 lateness at 75k rec/s: 1,008 -> 47 ms).
-  const std::pair<const char*, const char*> kDefaults[] = {{"linger.ms", "1"},
+  const std::pair<const char*, const char*> kDefaults[] = {{"linger.ms", "5"},
                                                            {"max.in.flight", "1"}};
   for (const auto& [key, value] : kDefaults) {
     if (conf->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {

@@ -62,6 +62,10 @@
 #   BENCH_SCALE_STEPS     pending counts at which RSS is sampled [1000000 5000000 10000000]
 #   BENCH_BRIDGE_KAFKA    extra "key: value" lines for the bridge's kafka: section, separated by
 #                         ';' (e.g. "queued.max.messages.kbytes: 16384") []
+#   BENCH_PIPE_KAFKA      librdkafka properties for the pass-through pipe's clients, key=value
+#                         separated by spaces (e.g. "linger.ms=1": the bridge's producer
+#                         setting, to compare like with like; the pipe's producer otherwise
+#                         lingers 5 ms) []
 #   BENCH_BRIDGE_STORAGE  extra lines for the bridge's storage: section, the same way
 #                         (e.g. "sync_interval_ms: 1000;max_open_hours: 1024") []
 #   BENCH_BRIDGE_WHEEL    extra lines for the bridge's wheel: section, the same way
@@ -223,8 +227,10 @@ bridge_stop() {
 # forwards. It prints a ready line, then at the end its --json report, to $work_dir/NAME.out.
 pipe_start() {
   : >"$work_dir/$1.out"
+  local properties=()
+  for property in ${BENCH_PIPE_KAFKA:-}; do properties+=(-X "$property"); done
   "$load_bin" --mode pipe --bootstrap "$bootstrap" --delay-topic pipe.in --target-topic pipe.out \
-    --json >"$work_dir/$1.out" &
+    "${properties[@]}" --json >"$work_dir/$1.out" &
   pipe_pid=$!
   local deadline=$((SECONDS + 30))
   until grep -q 'pipe ready' "$work_dir/$1.out"; do

@@ -6,7 +6,8 @@ after it, then print what each thread (or group of threads) used in between.
     scripts/thread-cpu-delta.py diff BEFORE AFTER [--top N]
 
 Without --jvm a thread is named by its comm (/proc/PID/task/TID/comm, 15 characters) and tid,
-its time read from /proc/PID/task/TID/stat: for the bridge, "delivery/TID", "disk/TID", the
+its time read from /proc/PID/task/TID/stat and its wake-ups (voluntary context switches: the
+times it went to sleep) from /proc/PID/task/TID/status: for the bridge, "delivery/TID", "disk/TID", the
 event loop "delaybridge/TID" and librdkafka's "rdk:broker1/TID" (the producer's and the
 consumer's are told apart by tid: the producer is created first).
 
@@ -24,7 +25,7 @@ import subprocess
 
 
 def proc_threads(pid):
-    ms = {}
+    ms, wakeups = {}, {}
     clock_ticks = os.sysconf("SC_CLK_TCK")
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
@@ -32,10 +33,14 @@ def proc_threads(pid):
                 comm = f.read().strip()
             with open(f"/proc/{pid}/task/{tid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                switches = re.search(r"^voluntary_ctxt_switches:\s+(\d+)", f.read(), re.M)
         except OSError:
             continue  # the thread exited meanwhile
-        ms[f"{comm}/{tid}"] = (int(fields[11]) + int(fields[12])) * 1000 / clock_ticks
-    return ms
+        name = f"{comm}/{tid}"
+        ms[name] = (int(fields[11]) + int(fields[12])) * 1000 / clock_ticks
+        wakeups[name] = int(switches.group(1))
+    return ms, wakeups
 
 
 def process_total_ms(pid):
@@ -70,20 +75,27 @@ def main():
     diff.add_argument("--top", type=int, default=12)
     args = ap.parse_args()
     if args.command == "snap":
-        ms = jvm_thread_groups(args.pid) if args.jvm else proc_threads(args.pid)
+        if args.jvm:
+            ms, wakeups = jvm_thread_groups(args.pid), {}
+        else:
+            ms, wakeups = proc_threads(args.pid)
         with open(args.file, "w") as f:
-            json.dump(ms, f)
+            json.dump({"cpu_ms": ms, "wakeups": wakeups}, f)
         return
     with open(args.before) as f:
         before = json.load(f)
     with open(args.after) as f:
         after = json.load(f)
-    used = {name: ms - before.get(name, 0) for name, ms in after.items()}
-    print("| thread | CPU s |")
-    print("|---|---|")
+    used = {name: ms - before["cpu_ms"].get(name, 0) for name, ms in after["cpu_ms"].items()}
+    print("| thread | CPU s | wake-ups |")
+    print("|---|---|---|")
     for name, ms in sorted(used.items(), key=lambda kv: -kv[1])[:args.top]:
-        if ms > 0:
-            print(f"| {name} | {ms / 1000:.2f} |")
+        if ms <= 0:
+            continue
+        wakeups = "-"
+        if name in after["wakeups"]:
+            wakeups = after["wakeups"][name] - before["wakeups"].get(name, 0)
+        print(f"| {name} | {ms / 1000:.2f} | {wakeups} |")
 
 
 if __name__ == "__main__":
