@@ -167,9 +167,9 @@ void PartitionAssigner::LogAssigned(const PartitionStore& store,
                   "the store of the instance that committed it are not delivered by this one");
   }
   if (kafka_state && store.reused_after_takeover()) {
-    logger_.Info(
-        "assigned " + id + ": the group's last commit, from store " + kafka_state->store_id +
-        ", is still the one this store was rebuilt from: " + "reusing it from its checkpoint");
+    logger_.Info("assigned " + id + ": the group's last commit, from store " +
+                 kafka_state->store_id +
+                 ", is still the one this store was rebuilt from: reusing it from its checkpoint");
   }
   if (kafka_state && store.rebuilt()) {
     logger_.Warn("assigned " + id + ": the group's last commit came from store " +

@@ -25,16 +25,17 @@ Result<bool> EmptyStoreDir(const std::string& dir) {
   return true;
 }
 
-// What the local store directory holds against the group's last commit.
+// What the local store directory holds against the group's last commit; another history is
+// emptied.
 enum class LocalHistory {
-  kNone,          // no store yet
+  kNone,          // no store directory, or no commit to match
   kCommitted,     // the store that made the commit
   kTakenOver,     // the store rebuilt from the commit: nobody has committed since the takeover
   kOlderEmptied,  // another history of the partition: emptied
 };
 
-Result<LocalHistory> MatchLocalHistory(const std::string& dir, const ProgressMetadata& committed,
-                                       bool exactly_once) {
+Result<LocalHistory> MatchOrEmptyLocalStore(const std::string& dir,
+                                            const ProgressMetadata& committed, bool exactly_once) {
   std::error_code ec;
   if (!std::filesystem::exists(dir, ec)) return LocalHistory::kNone;
   auto local_id = ReadOrCreateStoreId(dir);
@@ -59,7 +60,7 @@ Result<std::unique_ptr<PartitionStore>> PartitionStore::Open(
   opts.dir = (std::filesystem::path(storage_dir) / id.ToString()).string();
   LocalHistory history = LocalHistory::kNone;
   if (kafka_state) {
-    auto matched = MatchLocalHistory(opts.dir, *kafka_state, exactly_once);
+    auto matched = MatchOrEmptyLocalStore(opts.dir, *kafka_state, exactly_once);
     if (!matched.ok()) return matched.status();
     history = *matched;
   }
@@ -161,8 +162,11 @@ std::optional<int64_t> PartitionStore::Resume(std::optional<int64_t> committed_o
     if (*start_offset < kafka_state->ingest_position) finished_ = kafka_state;
     stored_below_.reset();  // reading starts past what the store holds
     if (!hours.empty()) {
-      progress_.AddRecovered(recovered_until_ms, *committed_offset, late_until_ms,
-                             kafka_state->late_below);
+      // A taken-over store placed records late that were on time in the previous owner's
+      // store, below that owner's LL: only the committed offset bounds its late ones.
+      const int64_t min_late_offset =
+          reused_after_takeover_ ? *committed_offset : kafka_state->late_below;
+      progress_.AddRecovered(recovered_until_ms, *committed_offset, late_until_ms, min_late_offset);
     }
   } else {
     if (!committed_offset || !stored_below_ || *stored_below_ <= *committed_offset) {

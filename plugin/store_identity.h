@@ -2,9 +2,8 @@
 // (file BRIDGE_STORE_ID: 16 lowercase hex digits and a newline). The bridge puts it in the
 // metadata of every offset it commits (plugin/progress_metadata.h); on assignment a local store
 // is reused only when the group's last commit came from it (or, below, was the one it was
-// rebuilt from). Any other store is from an older
-// history of the partition (another instance owned it since) and is rebuilt from the delay
-// topic.
+// rebuilt from). Any other store is from an older history of the partition (another instance
+// owned it since) and is rebuilt from the delay topic.
 //
 // A store rebuilt from a commit of another store remembers that commit (file TAKEN_OVER_FROM:
 // the commit's metadata text and a newline). While it is still the group's last commit, nobody

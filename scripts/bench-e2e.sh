@@ -227,7 +227,7 @@ bridge_stop() {
 # forwards. It prints a ready line, then at the end its --json report, to $work_dir/NAME.out.
 pipe_start() {
   : >"$work_dir/$1.out"
-  local properties=()
+  local properties=() property
   for property in ${BENCH_PIPE_KAFKA:-}; do properties+=(-X "$property"); done
   "$load_bin" --mode pipe --bootstrap "$bootstrap" --delay-topic pipe.in --target-topic pipe.out \
     "${properties[@]}" --json >"$work_dir/$1.out" &

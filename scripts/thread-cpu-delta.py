@@ -39,7 +39,8 @@ def proc_threads(pid):
             continue  # the thread exited meanwhile
         name = f"{comm}/{tid}"
         ms[name] = (int(fields[11]) + int(fields[12])) * 1000 / clock_ticks
-        wakeups[name] = int(switches.group(1))
+        if switches:  # a kernel without the count leaves the column empty
+            wakeups[name] = int(switches.group(1))
     return ms, wakeups
 
 
@@ -86,6 +87,9 @@ def main():
         before = json.load(f)
     with open(args.after) as f:
         after = json.load(f)
+    for path, snapshot in ((args.before, before), (args.after, after)):
+        if "cpu_ms" not in snapshot:
+            ap.error(f"{path}: not a snapshot of this script ({{\"cpu_ms\": ..., \"wakeups\": ...}})")
     used = {name: ms - before["cpu_ms"].get(name, 0) for name, ms in after["cpu_ms"].items()}
     print("| thread | CPU s | wake-ups |")
     print("|---|---|---|")

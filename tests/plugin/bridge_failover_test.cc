@@ -62,6 +62,10 @@ TEST_F(BridgeFailoverTest, SurvivorDeliversEveryRecordOfAnInstanceKilledForGood)
 // still the dead instance's, reuses the stores it rebuilt, and delivers nothing again.
 TEST_F(BridgeFailoverTest, PartitionsLostRightAfterTheirRebuildComeBackWithoutDuplicates) {
   constexpr int16_t kOffsetCommitApiKey = 8;  // Kafka protocol
+  if (rd_kafka_version() >= 0x020a0000) {
+    GTEST_SKIP() << "librdkafka " << rd_kafka_version_str()
+                 << " keeps the assignment after a rejected commit (confluentinc/librdkafka#4908)";
+  }
   ASSERT_NO_FATAL_FAILURE(SetUpBridge({.delay_partitions = 2}));
   ASSERT_NO_FATAL_FAILURE(StartBridge());
 

@@ -519,6 +519,36 @@ TEST_F(PartitionStoreTest, AStoreRebuiltFromACommitIsReusedWhileThatCommitIsTheG
   EXPECT_EQ(Preload(*store, now / 1000 + 20), (std::vector<int64_t>{21}));
 }
 
+// A record the previous owner had pending, on time there (offset 12, below its late_below 15),
+// was overdue when the rebuild read it again and was placed late here. After a reuse its offset
+// is unknown: late_below must stay at the committed offset until it is delivered, or a rebuild
+// from the next commit would skip it as finished.
+TEST_F(PartitionStoreTest, AStoreReusedAfterATakeoverHoldsLateBelowAtTheCommittedOffset) {
+  const int64_t now = kHourStartMs + 25'000;
+  const int64_t asked_ms = kHourStartMs + 22'000;
+  const ProgressMetadata kafka{"00000000000000aa", kHourStartMs + 20'000, 15, 20};
+  {
+    auto store = Open(now, kafka);
+    ASSERT_TRUE(store->rebuilt());
+    ASSERT_EQ(store->Resume(10, kafka), 10);
+    Append(*store, 12, asked_ms, now);  // placed at now: late
+    ASSERT_TRUE(store->Sync().ok());
+    ASSERT_TRUE(store->MarkCommittable(13).ok());
+  }
+  auto store = Open(now + 1000, kafka);
+  ASSERT_TRUE(store->reused_after_takeover());
+  ASSERT_EQ(store->Resume(10, kafka, now + 1000, 3000), 13);
+  for (int64_t offset = 13; offset < 20; ++offset) store->progress().AddFinished(offset);
+  ASSERT_TRUE(store->EndRebuildWhenCaughtUp(now + 1000).has_value());
+  ASSERT_EQ(Preload(*store, (now + 2000) / 1000), (std::vector<int64_t>{12}));  // pending
+  auto commit = store->TakeProgressToCommit(now + 1000, true);
+  ASSERT_TRUE(commit.has_value());
+  auto metadata = ParseProgressMetadata(commit->metadata);
+  ASSERT_TRUE(metadata.ok() && metadata->has_value());
+  EXPECT_GT((*metadata)->checkpoint_ms, asked_ms) << commit->metadata;  // the trap is set
+  EXPECT_FALSE((*metadata)->Finished(12, asked_ms)) << commit->metadata;
+}
+
 // Once anyone has committed since the takeover (another store, or the same store with moved
 // progress), the rebuilt store holds an older history and is emptied like any foreign one.
 TEST_F(PartitionStoreTest, AStoreRebuiltFromACommitIsEmptiedOnceAnotherCommitFollowedIt) {
