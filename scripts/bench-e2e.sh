@@ -25,7 +25,10 @@
 #   the pipe as a process of its own (delaybridge-load --mode pipe), fed and measured by
 #   delaybridge-load in bridge mode exactly as the bridge is, so the CPU time of each is read
 #   from /proc/PID/stat over its run.
-#   BENCH_WARMUP_S seconds of pipe traffic warm the fresh broker up first.
+#   BENCH_WARMUP_S seconds of pipe traffic warm the fresh broker up first. A third run per
+#   rate, direct, has the load tool produce straight to the target topic (delaybridge-load
+#   --mode direct), each record due when produced: the lateness of a producer with the bridge's
+#   client settings and nothing before it, the floor of any deliverer on this machine.
 # scale: fills a fresh bridge with BENCH_SCALE_TOTAL records due 1 h..30 d ahead (small
 #   payloads), reports RSS at 1M, 5M and 10M pending (counted once the bridge's consumer group
 #   has committed them), then restarts the bridge (SIGTERM, start) and times how long until
@@ -66,6 +69,8 @@
 #                         separated by spaces (e.g. "linger.ms=1": the bridge's producer
 #                         setting, to compare like with like; the pipe's producer otherwise
 #                         lingers 5 ms) []
+#   BENCH_DIRECT_KAFKA    librdkafka properties for the lateness mode's direct runs (the load
+#                         tool producing straight to the target), the same way []
 #   BENCH_BRIDGE_STORAGE  extra lines for the bridge's storage: section, the same way
 #                         (e.g. "sync_interval_ms: 1000;max_open_hours: 1024") []
 #   BENCH_BRIDGE_WHEEL    extra lines for the bridge's wheel: section, the same way
@@ -414,6 +419,12 @@ run_lateness() {
     contention_since "$contention_before" "$pipe_pid" "$work_dir/pipe_at_$rate.contention"
     threads_snap "pipe_at_$rate" after "$pipe_pid"
     pipe_stop "pipe_at_$rate"
+    # The floor: the same records produced straight to the target, due when produced.
+    local properties=() property
+    for property in ${BENCH_DIRECT_KAFKA:-}; do properties+=(-X "$property"); done
+    load "direct_at_$rate" --mode direct --target-topic pipe.out "${properties[@]}" \
+      --rate "$rate" --count "$count" --payload-bytes "$payload" --timeout 60s \
+      --late-records "$work_dir/direct_at_$rate.late" --late-over 5ms
   done
   bridge_stop
   python3 - "$work_dir" "${rates[@]}" <<'EOF'
@@ -421,11 +432,12 @@ import json, sys
 w, rates = sys.argv[1], sys.argv[2:]
 load = lambda n: json.load(open(f"{w}/{n}.json"))
 cpu = lambda n: float(open(f"{w}/{n}.cpu_s").read())
-print("\nlateness by broker LogAppendTime, ms (bridge: delays uniform 1..10 s; baseline: the pipe process)")
+print("\nlateness by broker LogAppendTime, ms (bridge: delays uniform 1..10 s; baseline: the pipe process;")
+print("direct: the load tool producing straight to the target, due when produced)")
 print("| rate rec/s | run | n | p50 | p90 | p99 | p99.9 | max | early | lost | dup |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 for rate in rates:
-    for run in ("bridge", "baseline"):
+    for run in ("bridge", "baseline", "direct"):
         d = load(f"{run}_at_{rate}")
         l = d["lateness_broker_ms"]
         print(f"| {rate} | {run} | {l['count']} | {l['p50']:.1f} | {l['p90']:.1f} | {l['p99']:.1f} | {l['p999']:.1f} | {l['max']:.1f} | {l['early']} | {d['lost']} | {d['duplicates']} |")
@@ -456,7 +468,7 @@ EOF
   echo "before the pause ended, whoever delivered it"
   local runs=() run report
   for rate in "${rates[@]}"; do
-    for run in bridge baseline; do
+    for run in bridge baseline direct; do
       report=$work_dir/${run}_at_$rate.json
       runs+=("$rate $run=$work_dir/${run}_at_$rate.late:$(json "$report" 'd["delivered"]'):$(
         json "$report" 'd["first_send_ms"]'):$(json "$report" 'd["last_delivery_ms"]')")

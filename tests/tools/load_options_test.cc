@@ -94,6 +94,17 @@ TEST(LoadOptions, PipeModeRunsUntilStoppedOrForADuration) {
   EXPECT_STREQ(LoadModeName(timed->mode), "pipe");
 }
 
+TEST(LoadOptions, DirectModeProducesToTheTarget) {
+  Result<LoadOptions> direct =
+      Parse({"--bootstrap", "b", "--mode", "direct", "--count", "5", "--target-topic", "out"});
+  ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+  EXPECT_STREQ(LoadModeName(direct->mode), "direct");
+  EXPECT_EQ(ProducedTopic(*direct), "out");
+  Result<LoadOptions> bridge = Parse({"--bootstrap", "b", "--count", "5", "--delay-topic", "in"});
+  ASSERT_TRUE(bridge.ok()) << bridge.status().ToString();
+  EXPECT_EQ(ProducedTopic(*bridge), "in");
+}
+
 TEST(LoadOptions, HelpWinsOverEverythingElse) {
   Result<LoadOptions> options = Parse({"--help"});
   ASSERT_TRUE(options.ok());
@@ -135,6 +146,12 @@ TEST(LoadOptions, RejectsBadInputNamingTheFlag) {
       {{"--bootstrap", "b", "--mode", "pipe", "--due-together", "5s"}, "--due-together"},
       {{"--mode", "pipe"}, "--bootstrap"},
       {{"--bootstrap", "b", "--mode", "pipe", "--target-topic", "delayed"}, "must differ"},
+      {{"--bootstrap", "b", "--mode", "direct", "--count", "5", "--delay", "fixed:1s"}, "--delay"},
+      {{"--bootstrap", "b", "--mode", "direct", "--count", "5", "--due-together", "5s"},
+       "--due-together"},
+      {{"--bootstrap", "b", "--mode", "direct", "--count", "5", "--wait-group", "g"},
+       "--wait-group"},
+      {{"--bootstrap", "b", "--mode", "direct", "--count", "5", "--no-consume"}, "--no-consume"},
   };
   for (const BadCase& bad : cases) {
     Result<LoadOptions> options = ParseLoadOptions(bad.args);

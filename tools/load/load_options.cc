@@ -39,8 +39,9 @@ Result<LoadMode> ParseMode(const std::string& text) {
   if (text == "bridge") return LoadMode::kBridge;
   if (text == "passthrough") return LoadMode::kPassthrough;
   if (text == "pipe") return LoadMode::kPipe;
-  return Status::InvalidArgument("--mode: expected bridge, passthrough or pipe, got '" + text +
-                                 "'");
+  if (text == "direct") return LoadMode::kDirect;
+  return Status::InvalidArgument("--mode: expected bridge, passthrough, pipe or direct, got '" +
+                                 text + "'");
 }
 
 Result<std::pair<std::string, std::string>> ParseKeyValue(const std::string& text) {
@@ -78,6 +79,23 @@ Status ValidatePipe(const LoadOptions& options) {
   return Status::Ok();
 }
 
+// --mode direct measures the producer alone: its records are due when produced, nothing
+// consumes the delay topic, and the lateness is what its consumer sees.
+Status ValidateDirect(const LoadOptions& options) {
+  if (options.delay.spec() != "fixed:0" || options.due_together_ms > 0) {
+    return Status::InvalidArgument(
+        "--mode direct: records are due when produced; drop --delay and --due-together");
+  }
+  if (!options.wait_group.empty()) {
+    return Status::InvalidArgument(
+        "--mode direct: no deliverer consumes the delay topic; drop --wait-group");
+  }
+  if (!options.consume) {
+    return Status::InvalidArgument("--mode direct measures the producer; drop --no-consume");
+  }
+  return Status::Ok();
+}
+
 Status Validate(const LoadOptions& options) {
   if (options.bootstrap.empty()) {
     return Status::InvalidArgument("--bootstrap is required (HOST:PORT or embedded)");
@@ -111,6 +129,7 @@ Status Validate(const LoadOptions& options) {
   if (options.due_together_ms > 0 && options.delay.spec() != "fixed:0") {
     return Status::InvalidArgument("--due-together and --delay exclude each other");
   }
+  if (options.mode == LoadMode::kDirect) return ValidateDirect(options);
   return Status::Ok();
 }
 
@@ -210,8 +229,14 @@ const char* LoadModeName(LoadMode mode) {
       return "passthrough";
     case LoadMode::kPipe:
       return "pipe";
+    case LoadMode::kDirect:
+      return "direct";
   }
   return "?";
+}
+
+const std::string& ProducedTopic(const LoadOptions& options) {
+  return options.mode == LoadMode::kDirect ? options.target_topic : options.delay_topic;
 }
 
 const char* HeaderStyleName(HeaderStyle style) {
@@ -238,7 +263,7 @@ usage: delaybridge-load --bootstrap HOST:PORT (--count N | --duration D) [option
 
   --bootstrap HOST:PORT    Kafka bootstrap servers, or "embedded": start librdkafka's
                            in-process mock cluster (its address is printed on stderr)
-  --mode bridge|passthrough|pipe
+  --mode bridge|passthrough|pipe|direct
                            bridge (default): something else delivers delay -> target.
                            passthrough: the tool also runs a plain consume-and-produce pipe
                            from the delay topic to the target (acks=all, idempotent, no
@@ -250,6 +275,10 @@ usage: delaybridge-load --bootstrap HOST:PORT (--count N | --duration D) [option
                            bootstrap.servers=HOST:PORT" once it forwards, and at the end the
                            records it forwarded (with --json: {"mode":"pipe",...}). Measure it
                            with --mode bridge and no --delay, as if it were a bridge.
+                           direct: produce straight to the target topic, each record due
+                           when produced, with no deliverer: the lateness of the tool's
+                           producer alone, the floor of any deliverer producing at the due
+                           moment with the same client settings (-X changes them).
   --delay-topic NAME       default delayed
   --target-topic NAME      default delivered
   --count N                produce N records

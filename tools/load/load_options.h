@@ -19,6 +19,7 @@ enum class LoadMode {
   kBridge,       // produce to the delay topic; something else (DelayBridge) delivers to target
   kPassthrough,  // the tool also runs a plain consume-and-produce pipe delay topic -> target
   kPipe,         // the tool runs only that pipe, until SIGTERM/SIGINT or --duration
+  kDirect,       // produce straight to the target, each record due when produced: no deliverer
 };
 
 enum class HeaderStyle {
@@ -65,6 +66,9 @@ Result<LoadOptions> ParseLoadOptions(const std::vector<std::string>& args);
 std::string LoadUsage();
 
 const char* LoadModeName(LoadMode mode);
+
+// The topic the tool produces to: the target itself in --mode direct, else the delay topic.
+const std::string& ProducedTopic(const LoadOptions& options);
 const char* HeaderStyleName(HeaderStyle style);
 
 }  // namespace delaybridge::load

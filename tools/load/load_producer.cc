@@ -29,6 +29,7 @@ constexpr int64_t kMaxGrant = 1024;
 
 LoadProducer::LoadProducer(const LoadOptions& options, uint64_t run_id)
     : options_(options),
+      topic_(ProducedTopic(options)),
       run_id_(run_id),
       engine_(options.seed),
       value_(static_cast<size_t>(options.payload_bytes), std::byte{'x'}) {}
@@ -86,8 +87,7 @@ Status LoadProducer::Send(rd_kafka_t* producer, const RecordStamp& stamp, int64_
   }
   while (true) {
     const rd_kafka_resp_err_t err = rd_kafka_producev(
-        producer, RD_KAFKA_V_TOPIC(options_.delay_topic.c_str()),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        producer, RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
         RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()),
         RD_KAFKA_V_VALUE(value_.data(), value_.size()), RD_KAFKA_V_TIMESTAMP(timestamp_ms),
         RD_KAFKA_V_HEADER(header_name.c_str(), header_value.data(),
@@ -96,8 +96,7 @@ Status LoadProducer::Send(rd_kafka_t* producer, const RecordStamp& stamp, int64_
         RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Ok();
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      return Status::Unavailable("produce to " + options_.delay_topic + ": " +
-                                 rd_kafka_err2str(err));
+      return Status::Unavailable("produce to " + topic_ + ": " + rd_kafka_err2str(err));
     }
     rd_kafka_poll(producer, 5);  // local queue full: let acknowledgements drain it
   }
@@ -112,8 +111,7 @@ Status LoadProducer::RunWarmup(rd_kafka_t* producer, int64_t count, int flush_ti
   }
   const rd_kafka_resp_err_t err = rd_kafka_flush(producer, flush_timeout_ms);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable("warm-up: flush to " + options_.delay_topic + ": " +
-                               rd_kafka_err2str(err));
+    return Status::Unavailable("warm-up: flush to " + topic_ + ": " + rd_kafka_err2str(err));
   }
   return Status::Ok();
 }
@@ -155,8 +153,8 @@ Result<ProduceResult> LoadProducer::Run(rd_kafka_t* producer, int flush_timeout_
   result_.attempted = static_cast<int64_t>(record_id);
   const rd_kafka_resp_err_t err = rd_kafka_flush(producer, flush_timeout_ms);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable("flush to " + options_.delay_topic + ": " + rd_kafka_err2str(err) +
-                               " (" + std::to_string(rd_kafka_outq_len(producer)) +
+    return Status::Unavailable("flush to " + topic_ + ": " + rd_kafka_err2str(err) + " (" +
+                               std::to_string(rd_kafka_outq_len(producer)) +
                                " records still queued)");
   }
   return std::move(result_);

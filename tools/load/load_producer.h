@@ -1,6 +1,6 @@
-// LoadProducer: writes delaybridge-load's records to the delay topic at the requested rate,
-// with the requested delays, keys, payload size and header style, and remembers for every
-// record when it is meant to arrive and whether the broker acknowledged it.
+// LoadProducer: writes delaybridge-load's records to the delay topic (the target in --mode
+// direct) at the requested rate, with the requested delays, keys, payload size and header
+// style, and remembers for every record when it is meant to arrive and whether the broker acknowledged it.
 //
 // Thread-safety: one thread calls Run (delivery reports arrive on that thread, from
 // rd_kafka_poll/flush); records_attempted() may be read from any thread meanwhile.
@@ -68,6 +68,7 @@ class LoadProducer {
   bool Finished(uint64_t record_id, int64_t elapsed_ms) const;
 
   const LoadOptions& options_;
+  const std::string& topic_;  // ProducedTopic(options_)
   const uint64_t run_id_;
   std::mt19937_64 engine_;
   int64_t due_at_ms_ = 0;         // --due-together: the shared deliver-at; 0 otherwise

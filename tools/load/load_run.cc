@@ -67,10 +67,15 @@ Status Connect(const LoadOptions& options, LoadProducer& load_producer, Clients&
                   &LoadProducer::OnDeliveryReport, &load_producer);
   if (!producer.ok()) return producer.status();
   clients.producer = std::move(producer.value());
+  // --mode direct produces to the target: the delay topic plays no part.
+  const bool uses_delay_topic = options.mode != LoadMode::kDirect;
   if (options.create_topics_partitions > 0) {
     const auto partitions = static_cast<int32_t>(options.create_topics_partitions);
-    Status status = CreateTopic(clients.producer.get(), options.delay_topic, partitions, {},
-                                kMetadataTimeoutMs);
+    Status status = Status::Ok();
+    if (uses_delay_topic) {
+      status = CreateTopic(clients.producer.get(), options.delay_topic, partitions, {},
+                           kMetadataTimeoutMs);
+    }
     if (!status.ok()) return status;
     status = CreateTopic(clients.producer.get(), options.target_topic, partitions,
                          {{"message.timestamp.type", "LogAppendTime"}}, kMetadataTimeoutMs);
@@ -80,9 +85,12 @@ Status Connect(const LoadOptions& options, LoadProducer& load_producer, Clients&
     }
     if (!status.ok()) return status;
   }
-  Result<int32_t> delay_partitions = WaitForPartitions(clients.producer.get(), options.delay_topic);
-  if (!delay_partitions.ok()) return delay_partitions.status();
-  clients.delay_partitions = *delay_partitions;
+  if (uses_delay_topic) {
+    Result<int32_t> delay_partitions =
+        WaitForPartitions(clients.producer.get(), options.delay_topic);
+    if (!delay_partitions.ok()) return delay_partitions.status();
+    clients.delay_partitions = *delay_partitions;
+  }
   Result<int32_t> target_partitions =
       WaitForPartitions(clients.producer.get(), options.target_topic);
   if (!target_partitions.ok()) return target_partitions.status();

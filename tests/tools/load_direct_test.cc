@@ -1,0 +1,44 @@
+// delaybridge-load --mode direct on its embedded cluster: the tool produces straight to the
+// target topic and measures its own records there, with no deliverer in between.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "tests/tools/load_child_process.h"
+#include "tests/tools/load_json_field.h"
+
+namespace delaybridge::load {
+namespace {
+
+constexpr int kRunTimeoutMs = 90'000;
+constexpr int kRecords = 300;
+
+std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/" + name + "." + std::to_string(getpid());
+}
+
+TEST(LoadDirect, EveryRecordReachesTheTargetOnceWithNothingDeliveringIt) {
+  const std::string out_path = TempPath("load_direct_test.json");
+  Result<std::unique_ptr<ChildProcess>> load = ChildProcess::Start(
+      {DELAYBRIDGE_LOAD_BIN, "--mode", "direct", "--bootstrap", "embedded", "--count",
+       std::to_string(kRecords), "--rate", "1000", "--timeout", "20s", "--json"},
+      out_path);
+  ASSERT_TRUE(load.ok()) << load.status().ToString();
+  Result<int> exit_code = (*load)->WaitForExit(kRunTimeoutMs);
+  ASSERT_TRUE(exit_code.ok()) << exit_code.status().ToString();
+  const std::string json = (*load)->Output();
+  EXPECT_EQ(*exit_code, 0) << json;
+  EXPECT_EQ(JsonNumber(json, "produced"), kRecords) << json;
+  EXPECT_EQ(JsonNumber(json, "delivered"), kRecords) << json;
+  EXPECT_EQ(JsonNumber(json, "lost"), 0) << json;
+  EXPECT_EQ(JsonNumber(json, "duplicates"), 0) << json;
+  EXPECT_EQ(JsonNumber(json, "early"), 0) << json;
+  std::remove(out_path.c_str());
+}
+
+}  // namespace
+}  // namespace delaybridge::load
