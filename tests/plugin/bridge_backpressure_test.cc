@@ -23,8 +23,7 @@ TEST_F(BridgeBackpressureTest, PausesAtTheMemoryBoundAndLosesNothing) {
   SCOPED_TRACE("workload seed " + std::to_string(seed));
   DelayWorkload workload(Spec(seed, 500));
   // The backlog is there before the bridge starts: all of it is due at once.
-  for (int i = 0; i < 3000; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
-  ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
+  ASSERT_NO_FATAL_FAILURE(ProduceWorkload(workload, 3000));
   ASSERT_NO_FATAL_FAILURE(StartBridge());
 
   const bool all = ReceiveWorkload(workload, seconds(90), seconds(1));

@@ -20,8 +20,7 @@ TEST_F(BridgeBrokerOutageTest, DeliversEverythingAfterTheBrokerReturns) {
   const uint32_t seed = 99;
   SCOPED_TRACE("workload seed " + std::to_string(seed));
   DelayWorkload workload(Spec(seed, 8000));
-  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
-  ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
+  ASSERT_NO_FATAL_FAILURE(ProduceWorkload(workload, 1000));
   // Let the bridge consume them, then take the broker away while about half fall due.
   std::this_thread::sleep_for(seconds(2));
   ASSERT_TRUE(cluster_->SetBrokerDown(true).ok());

@@ -63,11 +63,6 @@ class BridgeClockStepTest : public BridgeFixture {
     return lowest;
   }
 
-  void Produce(DelayWorkload& workload, size_t records) {
-    for (size_t i = 0; i < records; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
-    ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
-  }
-
   // Reads the targets until every record of workload arrived (or timeout), then checks them:
   // none lost, none early, none later than max_late_ms.
   void ExpectDeliveredOnTime(const DelayWorkload& workload, milliseconds timeout,
@@ -107,7 +102,7 @@ TEST_F(BridgeClockStepTest, RecordsAfterAClockStepBackAreDeliveredOnTimeBeforeAn
             static_cast<size_t>(options_.delay_partitions))
       << LogTail();
   DelayWorkload workload(Spec(31, 3000));
-  ASSERT_NO_FATAL_FAILURE(Produce(workload, 300));
+  ASSERT_NO_FATAL_FAILURE(ProduceWorkload(workload, 300));
   // Generous for a loaded sanitizer build, and far below the hour they were held before.
   ASSERT_NO_FATAL_FAILURE(ExpectDeliveredOnTime(workload, seconds(60), 15'000));
 
@@ -117,7 +112,7 @@ TEST_F(BridgeClockStepTest, RecordsAfterAClockStepBackAreDeliveredOnTimeBeforeAn
   EXPECT_EQ(bridge_->CountInLog("ms ahead of the clock"),
             static_cast<size_t>(2 * options_.delay_partitions))
       << LogTail();
-  ASSERT_NO_FATAL_FAILURE(Produce(workload, 300));
+  ASSERT_NO_FATAL_FAILURE(ProduceWorkload(workload, 300));
   // Records delivered shortly before the crash may come again after the restart, which waits
   // out the killed member's session: later than the new ones, still far from an hour.
   ASSERT_NO_FATAL_FAILURE(ExpectDeliveredOnTime(workload, seconds(60), 60'000));

@@ -22,8 +22,7 @@ TEST_F(BridgeDeliveryTest, TenThousandRecordsExactlyOnceOnTimeIntact) {
   SCOPED_TRACE("workload seed " + std::to_string(seed));
   DelayWorkload workload(Spec(seed, 10'000));
   constexpr int kRecords = 10'000;
-  for (int i = 0; i < kRecords; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
-  ASSERT_TRUE(producer_->Flush(std::chrono::seconds(30)).ok());
+  ASSERT_NO_FATAL_FAILURE(ProduceWorkload(workload, kRecords));
 
   const bool all = ReceiveWorkload(workload, std::chrono::seconds(90), std::chrono::seconds(2));
   const DeliveryReport report = CheckReceived(workload);
@@ -47,8 +46,7 @@ TEST_F(BridgeDeliveryTest, KafkaStatisticsOfBothClientsGoToTheStatsFile) {
 
   DelayWorkload workload(Spec(7, 500));
   constexpr int kRecords = 200;
-  for (int i = 0; i < kRecords; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
-  ASSERT_TRUE(producer_->Flush(std::chrono::seconds(30)).ok());
+  ASSERT_NO_FATAL_FAILURE(ProduceWorkload(workload, kRecords));
   EXPECT_TRUE(ReceiveWorkload(workload, std::chrono::seconds(60), std::chrono::milliseconds(300)))
       << LogTail();
   ASSERT_NO_FATAL_FAILURE(StopBridge());

@@ -31,8 +31,7 @@ TEST_F(BridgeFailoverTest, SurvivorDeliversEveryRecordOfAnInstanceKilledForGood)
   SCOPED_TRACE("workload seed " + std::to_string(seed));
   DelayWorkload workload(Spec(seed, 12'000, 2'000));
   constexpr size_t kRecords = 2000;
-  for (size_t i = 0; i < kRecords; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
-  ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
+  ASSERT_NO_FATAL_FAILURE(ProduceWorkload(workload, kRecords));
   std::this_thread::sleep_for(milliseconds(2500));  // some delivered, most pending
   const int64_t kill_ms = NowMs();
   bridge_->Kill();  // for good: its storage.dir is never used again
@@ -73,8 +72,7 @@ TEST_F(BridgeFailoverTest, PartitionsLostRightAfterTheirRebuildComeBackWithoutDu
   SCOPED_TRACE("workload seed " + std::to_string(seed));
   DelayWorkload workload(Spec(seed, 3'500, 3'000));
   constexpr size_t kRecords = 1000;
-  for (size_t i = 0; i < kRecords; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
-  ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
+  ASSERT_NO_FATAL_FAILURE(ProduceWorkload(workload, kRecords));
   std::this_thread::sleep_for(milliseconds(1000));  // stored and committed, none due yet
   bridge_->Kill();  // for good; every record falls due while nobody delivers
   ASSERT_TRUE(

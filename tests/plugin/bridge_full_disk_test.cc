@@ -22,13 +22,11 @@ TEST_F(BridgeFullDiskTest, PausesOnAFullDiskAndResumesWithNothingLostOrDoubled) 
   const uint32_t seed = 13;
   SCOPED_TRACE("workload seed " + std::to_string(seed));
   DelayWorkload workload(Spec(seed, 3000));
-  for (int i = 0; i < 1000; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
-  ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
+  ASSERT_NO_FATAL_FAILURE(ProduceWorkload(workload, 1000));
   std::this_thread::sleep_for(seconds(1));  // stored before the disk fills
 
   ASSERT_TRUE(disk.Fill());
-  for (int i = 0; i < 4000; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
-  ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
+  ASSERT_NO_FATAL_FAILURE(ProduceWorkload(workload, 4000));
   const auto deadline = std::chrono::steady_clock::now() + seconds(30);
   while (bridge_->CountInLog("No space left on device") == 0) {
     ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the disk never refused\n"

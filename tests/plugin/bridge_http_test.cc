@@ -74,8 +74,7 @@ TEST_F(BridgeHttpTest, MetricsCountDeliveriesAndProbesAnswer) {
 
   DelayWorkload workload(Spec(11, 1000));
   constexpr int kRecords = 300;
-  for (int i = 0; i < kRecords; ++i) ASSERT_TRUE(producer_->Produce(workload.Next()).ok());
-  ASSERT_TRUE(producer_->Flush(seconds(30)).ok());
+  ASSERT_NO_FATAL_FAILURE(ProduceWorkload(workload, kRecords));
   EXPECT_TRUE(ReceiveWorkload(workload, seconds(60), milliseconds(300))) << LogTail();
 
   const std::string text = ScrapeUntil(

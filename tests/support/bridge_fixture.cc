@@ -235,6 +235,15 @@ void BridgeFixture::ReceiveUntil(const std::function<bool()>& done, milliseconds
   }
 }
 
+void BridgeFixture::ProduceWorkload(DelayWorkload& workload, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const Status produced = producer_->Produce(workload.Next());
+    ASSERT_TRUE(produced.ok()) << produced.ToString();
+  }
+  const Status flushed = producer_->Flush(std::chrono::seconds(30));
+  ASSERT_TRUE(flushed.ok()) << flushed.ToString();
+}
+
 void BridgeFixture::ReceiveFor(milliseconds quiet) { Absorb(collector_->ConsumeFor(quiet)); }
 
 bool BridgeFixture::ReceiveWorkload(const DelayWorkload& workload, milliseconds timeout,

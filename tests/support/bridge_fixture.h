@@ -94,6 +94,9 @@ class BridgeFixture : public ::testing::Test {
   uint16_t MetricsPort() const;
   std::string kafka_stats_path() const { return dir_->File("kafka-stats.jsonl"); }
 
+  // Produces the workload's next `count` records to the delay topic and waits until the broker
+  // has them all; a failure fails the test (call under ASSERT_NO_FATAL_FAILURE).
+  void ProduceWorkload(DelayWorkload& workload, size_t count);
   // Polls the output topics (targets and dead letters) into received_ until done() or the
   // timeout.
   void ReceiveUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout);
