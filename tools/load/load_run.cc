@@ -135,12 +135,15 @@ Status Warmup(const LoadOptions& options, LoadProducer& load_producer, rd_kafka_
   if (!status.ok()) return status;
   while (target.warmup_arrivals() < options.warmup) {
     if (EpochMs() - start_ms > options.timeout_ms) {
-      return Status::Unavailable(
-          "warm-up: " + std::to_string(target.warmup_arrivals()) + " of " +
-          std::to_string(options.warmup) + " records (x-delay: 0) reached " + options.target_topic +
-          " within " + std::to_string(options.timeout_ms) +
-          " ms; is something (DelayBridge, --mode passthrough) delivering from " +
-          options.delay_topic + "?");
+      const std::string hint =
+          options.mode == LoadMode::kDirect
+              ? "; can the tool produce to and consume from it?"
+              : "; is something (DelayBridge, --mode passthrough) delivering from " +
+                    options.delay_topic + "?";
+      return Status::Unavailable("warm-up: " + std::to_string(target.warmup_arrivals()) + " of " +
+                                 std::to_string(options.warmup) + " records (x-delay: 0) reached " +
+                                 options.target_topic + " within " +
+                                 std::to_string(options.timeout_ms) + " ms" + hint);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(kWaitPollMs));
   }
