@@ -8,7 +8,7 @@
 #include <string>
 
 #include "tests/tools/load_child_process.h"
-#include "tests/tools/load_json_field.h"
+#include "tests/tools/load_report_check.h"
 
 namespace delaybridge::load {
 namespace {
@@ -28,15 +28,7 @@ TEST(LoadDirect, EveryRecordReachesTheTargetOnceWithNothingDeliveringIt) {
        std::to_string(kRecords), "--rate", "1000", "--timeout", "20s", "--json"},
       out_path);
   ASSERT_TRUE(load.ok()) << load.status().ToString();
-  Result<int> exit_code = (*load)->WaitForExit(kRunTimeoutMs);
-  ASSERT_TRUE(exit_code.ok()) << exit_code.status().ToString();
-  const std::string json = (*load)->Output();
-  EXPECT_EQ(*exit_code, 0) << json;
-  EXPECT_EQ(JsonNumber(json, "produced"), kRecords) << json;
-  EXPECT_EQ(JsonNumber(json, "delivered"), kRecords) << json;
-  EXPECT_EQ(JsonNumber(json, "lost"), 0) << json;
-  EXPECT_EQ(JsonNumber(json, "duplicates"), 0) << json;
-  EXPECT_EQ(JsonNumber(json, "early"), 0) << json;
+  ASSERT_NO_FATAL_FAILURE(ExpectCleanRun(**load, kRecords, kRunTimeoutMs));
   std::remove(out_path.c_str());
 }
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "tests/tools/load_child_process.h"
-#include "tests/tools/load_json_field.h"
+#include "tests/tools/load_report_check.h"
 
 namespace delaybridge::load {
 namespace {
@@ -26,16 +26,7 @@ TEST(LoadPassthrough, DeliversEveryRecordOnceAndReportsIt) {
                            "--embedded-partitions", "4", "--timeout", "30s", "--json"},
                           out_path);
   ASSERT_TRUE(load.ok()) << load.status().ToString();
-  Result<int> exit_code = (*load)->WaitForExit(kRunTimeoutMs);
-  ASSERT_TRUE(exit_code.ok()) << exit_code.status().ToString();
-  const std::string json = (*load)->Output();
-  EXPECT_EQ(*exit_code, 0) << json;
-  EXPECT_EQ(JsonNumber(json, "produced"), 300) << json;
-  EXPECT_EQ(JsonNumber(json, "delivered"), 300) << json;
-  EXPECT_EQ(JsonNumber(json, "lost"), 0) << json;
-  EXPECT_EQ(JsonNumber(json, "duplicates"), 0) << json;
-  EXPECT_EQ(JsonNumber(json, "early"), 0) << json;
-  EXPECT_EQ(JsonNumber(json, "foreign"), 0) << json;
+  ASSERT_NO_FATAL_FAILURE(ExpectCleanRun(**load, 300, kRunTimeoutMs));
   std::remove(out_path.c_str());
 }
 

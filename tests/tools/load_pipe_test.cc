@@ -10,6 +10,7 @@
 
 #include "tests/tools/load_child_process.h"
 #include "tests/tools/load_json_field.h"
+#include "tests/tools/load_report_check.h"
 
 namespace delaybridge::load {
 namespace {
@@ -57,16 +58,7 @@ TEST(LoadPipe, ForwardsEveryRecordOnceAndReportsTheCountOnSigterm) {
        "--headers", "mixed", "--timeout", "30s", "--json"},
       load_path);
   ASSERT_TRUE(load.ok()) << load.status().ToString();
-  Result<int> load_exit = (*load)->WaitForExit(kRunTimeoutMs);
-  ASSERT_TRUE(load_exit.ok()) << load_exit.status().ToString();
-  const std::string json = (*load)->Output();
-  EXPECT_EQ(*load_exit, 0) << json;
-  EXPECT_EQ(JsonNumber(json, "produced"), kRecords) << json;
-  EXPECT_EQ(JsonNumber(json, "delivered"), kRecords) << json;
-  EXPECT_EQ(JsonNumber(json, "lost"), 0) << json;
-  EXPECT_EQ(JsonNumber(json, "duplicates"), 0) << json;
-  EXPECT_EQ(JsonNumber(json, "early"), 0) << json;
-  EXPECT_EQ(JsonNumber(json, "foreign"), 0) << json;
+  ASSERT_NO_FATAL_FAILURE(ExpectCleanRun(**load, kRecords, kRunTimeoutMs));
 
   Result<int> pipe_exit = (*pipe)->Terminate(kStopTimeoutMs);
   ASSERT_TRUE(pipe_exit.ok()) << pipe_exit.status().ToString();
