@@ -26,10 +26,10 @@
 #   delaybridge-load in bridge mode exactly as the bridge is, so the CPU time of each is read
 #   from /proc/PID/stat over its run.
 #   BENCH_WARMUP_S seconds of pipe traffic, then as many of bridge traffic (delays 1..10 s),
-#   warm the fresh broker up first. A third run per
-#   rate, direct, has the load tool produce straight to the target topic (delaybridge-load
-#   --mode direct), each record due when produced: the lateness of a producer with the bridge's
-#   client settings and nothing before it, the floor of any deliverer on this machine.
+#   warm the fresh broker up first. A third run per rate, direct, has the load tool produce
+#   straight to the target topic (delaybridge-load --mode direct), each record due when
+#   produced: the lateness of a producer with the bridge's client settings and nothing before
+#   it, the floor of any deliverer on this machine.
 # scale: fills a fresh bridge with BENCH_SCALE_TOTAL records due 1 h..30 d ahead (small
 #   payloads), reports RSS at 1M, 5M and 10M pending (counted once the bridge's consumer group
 #   has committed them), then restarts the bridge (SIGTERM, start) and times how long until
@@ -68,9 +68,8 @@
 #   BENCH_BRIDGE_KAFKA    extra "key: value" lines for the bridge's kafka: section, separated by
 #                         ';' (e.g. "queued.max.messages.kbytes: 16384") []
 #   BENCH_PIPE_KAFKA      librdkafka properties for the pass-through pipe's clients, key=value
-#                         separated by spaces (e.g. "linger.ms=1": the bridge's producer
-#                         setting, to compare like with like; the pipe's producer otherwise
-#                         lingers 5 ms) []
+#                         separated by spaces (e.g. "linger.ms=1", to compare with a bridge
+#                         given "linger.ms: 1"; both linger 5 ms by default) []
 #   BENCH_DIRECT_KAFKA    librdkafka properties for the lateness mode's direct runs (the load
 #                         tool producing straight to the target), the same way []
 #   BENCH_BRIDGE_STORAGE  extra lines for the bridge's storage: section, the same way
@@ -389,6 +388,8 @@ run_lateness() {
       --count $((25000 * warmup_s)) --payload-bytes "$payload" --timeout 60s
     pipe_stop pipe_warmup
   fi
+  local direct_properties=() property
+  for property in ${BENCH_DIRECT_KAFKA:-}; do direct_properties+=(-X "$property"); done
   write_config bridge bench.delayed bench.delivered delaybridge-bench
   bridge_start bridge
   # The pipe's traffic leaves code paths of the broker cold that only the bridge's clients use
@@ -401,7 +402,7 @@ run_lateness() {
   fi
   local rate
   for rate in "${rates[@]}"; do
-    log "lateness at $rate rec/s for $lateness_s s: bridge, then baseline"
+    log "lateness at $rate rec/s for $lateness_s s: bridge, baseline, then direct"
     # A count, not a duration, so that the bridge and the pipe handle the same records.
     local count=$((rate * lateness_s)) cpu_before contention_before
     # jcmd, a JVM of its own, runs outside the measured span.
@@ -430,9 +431,7 @@ run_lateness() {
     threads_snap "pipe_at_$rate" after "$pipe_pid"
     pipe_stop "pipe_at_$rate"
     # The floor: the same records produced straight to the target, due when produced.
-    local properties=() property
-    for property in ${BENCH_DIRECT_KAFKA:-}; do properties+=(-X "$property"); done
-    load "direct_at_$rate" --mode direct --target-topic pipe.out "${properties[@]}" \
+    load "direct_at_$rate" --mode direct --target-topic pipe.out "${direct_properties[@]}" \
       --rate "$rate" --count "$count" --payload-bytes "$payload" --timeout 60s \
       --late-records "$work_dir/direct_at_$rate.late" --late-over 5ms
   done
@@ -442,8 +441,8 @@ import json, sys
 w, rates = sys.argv[1], sys.argv[2:]
 load = lambda n: json.load(open(f"{w}/{n}.json"))
 cpu = lambda n: float(open(f"{w}/{n}.cpu_s").read())
-print("\nlateness by broker LogAppendTime, ms (bridge: delays uniform 1..10 s; baseline: the pipe process;")
-print("direct: the load tool producing straight to the target, due when produced)")
+print("\nlateness by broker LogAppendTime, ms (bridge: delays uniform 1..10 s; baseline: the pipe")
+print("process; direct: the load tool producing straight to the target, due when produced)")
 print("| rate rec/s | run | n | p50 | p90 | p99 | p99.9 | max | early | lost | dup |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 for rate in rates:

@@ -16,6 +16,9 @@
 
 namespace delaybridge::load {
 
+// A path for a child's stdout: `name` in $TMPDIR (or /tmp), made unique to this test process.
+std::string TempPath(const std::string& name);
+
 class ChildProcess {
  public:
   // Starts argv[0] with the given arguments; stdout goes to stdout_path, stderr is inherited

@@ -1,10 +1,8 @@
 // delaybridge-load --mode direct on its embedded cluster: the tool produces straight to the
 // target topic and measures its own records there, with no deliverer in between.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "tests/tools/load_child_process.h"
@@ -15,11 +13,6 @@ namespace {
 
 constexpr int kRunTimeoutMs = 90'000;
 constexpr int kRecords = 300;
-
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/" + name + "." + std::to_string(getpid());
-}
 
 TEST(LoadDirect, EveryRecordReachesTheTargetOnceWithNothingDeliveringIt) {
   const std::string out_path = TempPath("load_direct_test.json");

@@ -100,6 +100,12 @@ TEST(LoadOptions, DirectModeProducesToTheTarget) {
   ASSERT_TRUE(direct.ok()) << direct.status().ToString();
   EXPECT_STREQ(LoadModeName(direct->mode), "direct");
   EXPECT_EQ(ProducedTopic(*direct), "out");
+  // The delay topic plays no part: the target may have its default name, and a delay that is
+  // zero however written is accepted.
+  Result<LoadOptions> named_like_it = Parse({"--bootstrap", "b", "--mode", "direct", "--count", "5",
+                                             "--target-topic", "delayed", "--delay", "fixed:0s"});
+  ASSERT_TRUE(named_like_it.ok()) << named_like_it.status().ToString();
+  EXPECT_EQ(ProducedTopic(*named_like_it), "delayed");
   Result<LoadOptions> bridge = Parse({"--bootstrap", "b", "--count", "5", "--delay-topic", "in"});
   ASSERT_TRUE(bridge.ok()) << bridge.status().ToString();
   EXPECT_EQ(ProducedTopic(*bridge), "in");
@@ -152,6 +158,8 @@ TEST(LoadOptions, RejectsBadInputNamingTheFlag) {
       {{"--bootstrap", "b", "--mode", "direct", "--count", "5", "--wait-group", "g"},
        "--wait-group"},
       {{"--bootstrap", "b", "--mode", "direct", "--count", "5", "--no-consume"}, "--no-consume"},
+      {{"--bootstrap", "b", "--mode", "direct", "--count", "5", "--delay-topic", "in"},
+       "--delay-topic"},
   };
   for (const BadCase& bad : cases) {
     Result<LoadOptions> options = ParseLoadOptions(bad.args);

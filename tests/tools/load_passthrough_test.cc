@@ -2,7 +2,7 @@
 // baseline pipe delivers every record exactly once and the --json report says so.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <cstdio>
 #include <string>
 
 #include "tests/tools/load_child_process.h"
@@ -12,11 +12,6 @@ namespace delaybridge::load {
 namespace {
 
 constexpr int kRunTimeoutMs = 90'000;
-
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/" + name + "." + std::to_string(getpid());
-}
 
 TEST(LoadPassthrough, DeliversEveryRecordOnceAndReportsIt) {
   const std::string out_path = TempPath("load_passthrough_test.json");

@@ -2,10 +2,8 @@
 // by a second delaybridge-load in bridge mode as a benchmark measures a bridge: every record
 // arrives once, and on SIGTERM the pipe exits cleanly and reports what it forwarded.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "tests/tools/load_child_process.h"
@@ -21,11 +19,6 @@ constexpr int kStopTimeoutMs = 30'000;
 constexpr const char* kReadyMarker = "pipe ready bootstrap.servers=";
 constexpr int kRecords = 300;
 constexpr int kWarmupRecords = 10;  // the load tool's default --warmup
-
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/" + name + "." + std::to_string(getpid());
-}
 
 // Starts `delaybridge-load --mode pipe` on an embedded cluster and returns it with the cluster's
 // address, once it forwards.

@@ -31,6 +31,8 @@ class DelayDistribution {
 
   int64_t min_ms() const;
   int64_t max_ms() const;
+  // Every delay drawn is 0 ms (fixed:0, fixed:0s, uniform:0..0, ...).
+  bool always_zero() const { return max_ms() == 0; }
   const std::string& spec() const { return spec_; }
 
  private:

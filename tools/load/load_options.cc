@@ -82,7 +82,7 @@ Status ValidatePipe(const LoadOptions& options) {
 // --mode direct measures the producer alone: its records are due when produced, nothing
 // consumes the delay topic, and the lateness is what its consumer sees.
 Status ValidateDirect(const LoadOptions& options) {
-  if (options.delay.spec() != "fixed:0" || options.due_together_ms > 0) {
+  if (!options.delay.always_zero() || options.due_together_ms > 0) {
     return Status::InvalidArgument(
         "--mode direct: records are due when produced; drop --delay and --due-together");
   }
@@ -100,7 +100,7 @@ Status Validate(const LoadOptions& options) {
   if (options.bootstrap.empty()) {
     return Status::InvalidArgument("--bootstrap is required (HOST:PORT or embedded)");
   }
-  if (options.delay_topic == options.target_topic) {
+  if (options.mode != LoadMode::kDirect && options.delay_topic == options.target_topic) {
     return Status::InvalidArgument("--delay-topic and --target-topic must differ");
   }
   if (options.embedded_partitions <= 0) {
@@ -126,7 +126,7 @@ Status Validate(const LoadOptions& options) {
   if (!options.late_records_file.empty() && !options.consume) {
     return Status::InvalidArgument("--late-records lists delivered records; drop --no-consume");
   }
-  if (options.due_together_ms > 0 && options.delay.spec() != "fixed:0") {
+  if (options.due_together_ms > 0 && !options.delay.always_zero()) {
     return Status::InvalidArgument("--due-together and --delay exclude each other");
   }
   if (options.mode == LoadMode::kDirect) return ValidateDirect(options);
@@ -138,6 +138,7 @@ Status Validate(const LoadOptions& options) {
 Result<LoadOptions> ParseLoadOptions(const std::vector<std::string>& args) {
   LoadOptions options;
   bool late_over_given = false;
+  bool delay_topic_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (flag == "--help" || flag == "-h") {
@@ -162,6 +163,7 @@ Result<LoadOptions> ParseLoadOptions(const std::vector<std::string>& args) {
       LOAD_ASSIGN_OR_RETURN(options.mode, ParseMode(value));
     } else if (flag == "--delay-topic") {
       options.delay_topic = value;
+      delay_topic_given = true;
     } else if (flag == "--target-topic") {
       options.target_topic = value;
     } else if (flag == "--count") {
@@ -213,6 +215,10 @@ Result<LoadOptions> ParseLoadOptions(const std::vector<std::string>& args) {
   }
   if (late_over_given && options.late_records_file.empty()) {
     return Status::InvalidArgument("--late-over sets what --late-records lists; give that too");
+  }
+  if (delay_topic_given && options.mode == LoadMode::kDirect) {
+    return Status::InvalidArgument(
+        "--mode direct produces to --target-topic and uses no delay topic; drop --delay-topic");
   }
   Status valid = Validate(options);
   if (!valid.ok()) return valid;
@@ -304,7 +310,8 @@ usage: delaybridge-load --bootstrap HOST:PORT (--count N | --duration D) [option
   --wait-group GROUP       after producing, wait (up to --timeout) until consumer group GROUP
                            has committed offsets up to the end of the delay topic
   --create-topics P        create the delay and target topics with P partitions if missing
-                           (target with message.timestamp.type=LogAppendTime)
+                           (target with message.timestamp.type=LogAppendTime; --mode
+                           direct: the target only)
   --create-extra TOPIC     with --create-topics: create TOPIC too (repeatable; e.g. the
                            bridge's dead-letter topic)
   --embedded-partitions P  partitions per topic of the embedded cluster; default 8

@@ -1,6 +1,7 @@
 // LoadProducer: writes delaybridge-load's records to the delay topic (the target in --mode
 // direct) at the requested rate, with the requested delays, keys, payload size and header
-// style, and remembers for every record when it is meant to arrive and whether the broker acknowledged it.
+// style, and remembers for every record when it is meant to arrive and whether the broker
+// acknowledged it.
 //
 // Thread-safety: one thread calls Run (delivery reports arrive on that thread, from
 // rd_kafka_poll/flush); records_attempted() may be read from any thread meanwhile.

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "tools/load/kafka_client.h"
@@ -71,14 +72,13 @@ Status Connect(const LoadOptions& options, LoadProducer& load_producer, Clients&
   const bool uses_delay_topic = options.mode != LoadMode::kDirect;
   if (options.create_topics_partitions > 0) {
     const auto partitions = static_cast<int32_t>(options.create_topics_partitions);
-    Status status = Status::Ok();
     if (uses_delay_topic) {
-      status = CreateTopic(clients.producer.get(), options.delay_topic, partitions, {},
-                           kMetadataTimeoutMs);
+      Status status = CreateTopic(clients.producer.get(), options.delay_topic, partitions, {},
+                                  kMetadataTimeoutMs);
+      if (!status.ok()) return status;
     }
-    if (!status.ok()) return status;
-    status = CreateTopic(clients.producer.get(), options.target_topic, partitions,
-                         {{"message.timestamp.type", "LogAppendTime"}}, kMetadataTimeoutMs);
+    Status status = CreateTopic(clients.producer.get(), options.target_topic, partitions,
+                                {{"message.timestamp.type", "LogAppendTime"}}, kMetadataTimeoutMs);
     for (const std::string& topic : options.extra_topics) {
       if (!status.ok()) break;
       status = CreateTopic(clients.producer.get(), topic, partitions, {}, kMetadataTimeoutMs);
@@ -217,8 +217,10 @@ Status WriteLateRecords(LateRecordsFile file, const std::string& path,
 }  // namespace
 
 Result<std::unique_ptr<plugin::EmbeddedCluster>> StartEmbeddedCluster(const LoadOptions& options) {
-  Result<std::unique_ptr<plugin::EmbeddedCluster>> embedded = plugin::EmbeddedCluster::Start(
-      {options.delay_topic, options.target_topic}, static_cast<int>(options.embedded_partitions));
+  std::set<std::string> topics = {options.target_topic};
+  if (options.mode != LoadMode::kDirect) topics.insert(options.delay_topic);
+  Result<std::unique_ptr<plugin::EmbeddedCluster>> embedded =
+      plugin::EmbeddedCluster::Start(topics, static_cast<int>(options.embedded_partitions));
   if (embedded.ok()) {
     std::fprintf(stderr, "delaybridge-load: embedded cluster bootstrap.servers=%s\n",
                  (*embedded)->bootstrap_servers().c_str());
