@@ -7,7 +7,7 @@ namespace delaybridge::plugin {
 
 namespace {
 
-const HeaderView* LastHeader(const std::vector<HeaderView>& headers, std::string_view name) {
+const HeaderView* LastHeader(std::span<const HeaderView> headers, std::string_view name) {
   const HeaderView* found = nullptr;
   for (const auto& h : headers) {
     if (h.name == name) found = &h;
@@ -47,7 +47,7 @@ std::variant<int64_t, std::string> ParseDecimal(const HeaderView& header) {
 // the record's timestamp (now only for a record without one), so reading the record again after
 // a failover gives the same answer (docs/bridge.md, "Kafka holds the truth"), and max_delay is
 // measured the way the topic's retention is: from the record's timestamp.
-std::variant<int64_t, std::string> ResolveDeliverAt(const std::vector<HeaderView>& headers,
+std::variant<int64_t, std::string> ResolveDeliverAt(std::span<const HeaderView> headers,
                                                     std::optional<int64_t> record_timestamp_ms,
                                                     int64_t now_ms, int64_t max_delay_ms) {
   const int64_t base_ms = record_timestamp_ms.value_or(now_ms);
@@ -105,7 +105,7 @@ bool IsReservedHeader(std::string_view name) {
          name == kDelayOriginalBytesHeader;
 }
 
-DelayParse ParseDelayHeaders(const std::vector<HeaderView>& headers,
+DelayParse ParseDelayHeaders(std::span<const HeaderView> headers,
                              std::optional<int64_t> record_timestamp_ms, int64_t now_ms,
                              const std::string& default_target, const DelayPolicy& policy) {
   auto when = ResolveDeliverAt(headers, record_timestamp_ms, now_ms, policy.max_delay_ms);
@@ -126,7 +126,7 @@ DelayParse ParseDelayHeaders(const std::vector<HeaderView>& headers,
 }
 
 std::optional<std::variant<int64_t, std::string>> ParseCancelHeader(
-    const std::vector<HeaderView>& headers, const std::string& own_topic, int32_t own_partition,
+    std::span<const HeaderView> headers, const std::string& own_topic, int32_t own_partition,
     int64_t own_offset) {
   const HeaderView* cancel = LastHeader(headers, kDelayCancelHeader);
   if (!cancel) return std::nullopt;

@@ -19,10 +19,10 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
-#include <vector>
 
 namespace delaybridge::plugin {
 
@@ -65,7 +65,7 @@ using DelayParse = std::variant<DelayRequest, std::string>;
 
 // record_timestamp_ms: the record's Kafka timestamp, nullopt when it has none.
 // default_target: the route's target topic, used without x-target-topic.
-DelayParse ParseDelayHeaders(const std::vector<HeaderView>& headers,
+DelayParse ParseDelayHeaders(std::span<const HeaderView> headers,
                              std::optional<int64_t> record_timestamp_ms, int64_t now_ms,
                              const std::string& default_target, const DelayPolicy& policy);
 
@@ -74,7 +74,7 @@ DelayParse ParseDelayHeaders(const std::vector<HeaderView>& headers,
 // cancel's own (own_topic, own_partition), or an offset not below the cancel's own (a cancel
 // always follows its target). nullopt: the record is not a cancel.
 std::optional<std::variant<int64_t, std::string>> ParseCancelHeader(
-    const std::vector<HeaderView>& headers, const std::string& own_topic, int32_t own_partition,
+    std::span<const HeaderView> headers, const std::string& own_topic, int32_t own_partition,
     int64_t own_offset);
 
 }  // namespace delaybridge::plugin

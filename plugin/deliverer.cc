@@ -159,9 +159,8 @@ void Deliverer::Cancel(TopicPartitionId store, int64_t target_offset, bool count
         Remove(token, *d);
       }
     }
-    Report([&](AckBatch& acks) {
-      acks.cancels.push_back({std::move(store), target_offset, std::move(cancelled_at), counted});
-    });
+    ReportTo().cancels.push_back(
+        {std::move(store), target_offset, std::move(cancelled_at), counted});
   });
 }
 
@@ -495,13 +494,12 @@ void Deliverer::Settle(uint64_t token, PendingDelivery& d) {
   const std::optional<RecordPosition> position = d.position;
   const int64_t source_offset = d.record.source_offset();
   Remove(token, d);
-  Report([&](AckBatch& acks) {
-    if (position) {
-      acks.delivered.emplace_back(std::move(store), *position);
-    } else {
-      acks.dead_lettered.push_back({std::move(store), source_offset});
-    }
-  });
+  AckBatch& acks = ReportTo();
+  if (position) {
+    acks.delivered.emplace_back(std::move(store), *position);
+  } else {
+    acks.dead_lettered.push_back({std::move(store), source_offset});
+  }
 }
 
 void Deliverer::Remove(uint64_t token, PendingDelivery& d) {
@@ -526,9 +524,10 @@ void Deliverer::Remove(uint64_t token, PendingDelivery& d) {
   in_memory_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void Deliverer::Report(const std::function<void(AckBatch&)>& add) {
-  if (transactional_) return add(transaction_acks_);
-  PushAck(add);
+AckBatch& Deliverer::ReportTo() {
+  if (transactional_) return transaction_acks_;
+  if (unpublished_acks_.empty()) boost::asio::post(io_, [this] { PublishAcks(); });
+  return unpublished_acks_;
 }
 
 bool Deliverer::EnsureTransaction() {
@@ -550,11 +549,6 @@ void Deliverer::CountTransactionRecord() {
 
 void Deliverer::TransactionFailed(const std::string& what) {
   if (transaction_error_.ok()) transaction_error_ = Status::Unavailable(what);
-}
-
-void Deliverer::PushAck(const std::function<void(AckBatch&)>& add) {
-  if (unpublished_acks_.empty()) boost::asio::post(io_, [this] { PublishAcks(); });
-  add(unpublished_acks_);
 }
 
 void Deliverer::PublishAcks() {

@@ -1,14 +1,24 @@
 #include "plugin/ingest.h"
 
+#include <array>
+#include <span>
+#include <vector>
+
 namespace delaybridge::plugin {
 
 IngestDecision DecideIngest(const IncomingRecord& in, const std::string& default_target,
                             const IngestPolicy& policy, int64_t now_ms) {
-  std::vector<HeaderView> views;
-  views.reserve(in.headers.size());
-  for (const auto& h : in.headers) {
-    views.push_back(
-        HeaderView{h.name, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt});
+  // Views of the headers: on the stack for the few most records carry (a vector of them was an
+  // allocation per record), in a vector for more.
+  constexpr size_t kViewsOnStack = 8;
+  std::array<HeaderView, kViewsOnStack> on_stack;
+  std::vector<HeaderView> on_heap(in.headers.size() > kViewsOnStack ? in.headers.size() : 0);
+  const std::span<HeaderView> views =
+      on_heap.empty() ? std::span(on_stack).first(in.headers.size()) : std::span(on_heap);
+  for (size_t i = 0; i < in.headers.size(); ++i) {
+    const KafkaHeader& h = in.headers[i];
+    views[i] =
+        HeaderView{h.name, h.value ? std::optional<std::string_view>(*h.value) : std::nullopt};
   }
   if (auto cancel = ParseCancelHeader(views, in.topic, in.partition, in.offset)) {
     if (auto* reason = std::get_if<std::string>(&*cancel)) return Rejected{*reason};

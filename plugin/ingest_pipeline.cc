@@ -29,6 +29,7 @@ IngestPipeline::IngestPipeline(boost::asio::io_context& io, Settings settings,
 
 void IngestPipeline::Take(std::vector<IncomingRecord> records) {
   std::vector<DueRecord> due;
+  LastPartition last;
   for (auto& record : records) {
     if (failed_) break;
     // Behind a held record, in order (consumption is paused, but a fetched batch may still come).
@@ -36,7 +37,7 @@ void IngestPipeline::Take(std::vector<IncomingRecord> records) {
       held_.push_back(std::move(record));
       continue;
     }
-    if (Status s = Ingest(record, &due); !s.ok()) Hold(std::move(record), s);
+    if (Status s = Ingest(record, last, &due); !s.ok()) Hold(std::move(record), s);
   }
   delivery_.Schedule(std::move(due));
 }
@@ -72,8 +73,9 @@ void IngestPipeline::ScheduleRetry() {
 void IngestPipeline::RetryHeld() {
   if (held_.empty()) return;
   std::vector<DueRecord> due;
+  LastPartition last;
   while (!held_.empty() && !failed_) {
-    if (Status s = Ingest(held_.front(), &due); !s.ok()) {
+    if (Status s = Ingest(held_.front(), last, &due); !s.ok()) {
       ++counts_.append_failures;
       retry_ms_ = std::min(2 * retry_ms_, kRetryMaxMs);
       warnings_.Warn(s.ToString() + ": " + std::to_string(held_.size()) +
@@ -91,17 +93,27 @@ void IngestPipeline::RetryHeld() {
   hooks_.held_changed();
 }
 
-Status IngestPipeline::Ingest(const IncomingRecord& in, std::vector<DueRecord>* due) {
-  auto it = stores_.find(TopicPartitionId{in.topic, in.partition});
-  if (it == stores_.end()) {
+void IngestPipeline::LookUp(const IncomingRecord& in, LastPartition& last) const {
+  if (last.id && in.partition == last.id->partition && in.topic == last.id->topic) return;
+  last.id = TopicPartitionId{in.topic, in.partition};
+  auto it = stores_.find(*last.id);
+  last.store = it == stores_.end() ? nullptr : it->second.get();
+  // A store is only made for a partition of a routed (subscribed) topic.
+  last.default_target = last.store ? &settings_.routes.at(in.topic) : nullptr;
+}
+
+Status IngestPipeline::Ingest(const IncomingRecord& in, LastPartition& last,
+                              std::vector<DueRecord>* due) {
+  LookUp(in, last);
+  if (last.store == nullptr) {
     // A record fetched just before its partition was revoked; its offset is not committed,
     // so the partition's new owner reads it again.
     logger_.Warn("ignoring " + in.topic + "/" + std::to_string(in.partition) + "/" +
                  std::to_string(in.offset) + ": partition not assigned");
     return Status::Ok();
   }
-  PartitionStore& store = *it->second;
-  if (auto last = store.offsets().last_added(); last && in.offset <= *last) {
+  PartitionStore& store = *last.store;
+  if (auto last_added = store.offsets().last_added(); last_added && in.offset <= *last_added) {
     // Fetched again in this run: librdkafka resumes a paused partition from the last stored
     // offset (auto store is off), not from the last record it returned.
     ++counts_.refetched;
@@ -113,8 +125,7 @@ Status IngestPipeline::Ingest(const IncomingRecord& in, std::vector<DueRecord>* 
     return Status::Ok();
   }
   const int64_t now_ms = clock_.now_ms();
-  IngestDecision decision =
-      DecideIngest(in, settings_.routes.at(in.topic), settings_.policy, now_ms);
+  IngestDecision decision = DecideIngest(in, *last.default_target, settings_.policy, now_ms);
   if (auto* cancel = std::get_if<CancelRequested>(&decision)) {
     return Cancel(store, cancel->cancel, due);
   }

@@ -20,6 +20,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,9 +81,20 @@ class IngestPipeline {
   const IngestCounts& counts() const { return counts_; }
 
  private:
+  // The store and default target of the partition a batch's records came from last: a batch is
+  // mostly runs of one partition's records, so its lookups are made once per run instead of
+  // once per record (a map of topic names each). Valid for one Take or RetryHeld: stores come
+  // and go between them.
+  struct LastPartition {
+    std::optional<TopicPartitionId> id;           // what it was looked up for; nullopt: nothing yet
+    PartitionStore* store = nullptr;              // nullptr: not assigned
+    const std::string* default_target = nullptr;  // set with store
+  };
   // Appends one record; one due inside the preloaded horizon is added to *due. An error: the
   // store could not take it for now and nothing changed.
-  Status Ingest(const IncomingRecord& in, std::vector<DueRecord>* due);
+  Status Ingest(const IncomingRecord& in, LastPartition& last, std::vector<DueRecord>* due);
+  // Looks in's store and default target up unless last holds them already.
+  void LookUp(const IncomingRecord& in, LastPartition& last) const;
   // Read again: the store or the committed progress says it was taken already.
   void SkipFinished(PartitionStore& store, int64_t offset, uint64_t& counter);
   Status DeadLetter(PartitionStore& store, const IncomingRecord& in, const std::string& reason);

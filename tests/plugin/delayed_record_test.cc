@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "tests/plugin/stored_records.h"
@@ -19,6 +20,18 @@ TEST(DelayedRecordTest, RoundTripsEveryField) {
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(*decoded, r);
   EXPECT_EQ(r.SourceId(), "delayed/7/123456789012");
+}
+
+TEST(DelayedRecordTest, SourceIdHoldsTheWidestNumbersAndALongTopic) {
+  DelayedRecord r = Sample();
+  r.source_topic = std::string(249, 't');  // Kafka's longest topic name
+  r.source_partition = std::numeric_limits<int32_t>::min();
+  r.source_offset = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(r.SourceId(), std::string(249, 't') + "/-2147483648/-9223372036854775808");
+  r.source_topic = "";
+  r.source_partition = 0;
+  r.source_offset = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(r.SourceId(), "/0/9223372036854775807");
 }
 
 TEST(DelayedRecordTest, DueIsTheTimeAskedForButNeverBeforeTheRecordWasProduced) {

@@ -134,6 +134,33 @@ TEST_F(IngestPipelineTest, RecordsOfAPartitionNotAssignedAreIgnored) {
   EXPECT_EQ(pipeline.counts().stored, 0u);
 }
 
+TEST_F(IngestPipelineTest, ABatchMixingPartitionsPutsEveryRecordInItsOwnPartitionsStore) {
+  const TopicPartitionId second{kStoredPartition.topic, kStoredPartition.partition + 1};
+  auto opened =
+      PartitionStore::Open(second, dir_.path(), storage::StoreOptions{}, kHourStartMs, {}, nullptr);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  PartitionStore* second_store = opened->get();
+  stores_[second] = std::move(opened).value();
+  ASSERT_EQ(second_store->Resume(100, std::nullopt), 100);
+  second_store->set_preloaded_until_second(kHourStartMs / 1000 + 5);
+  auto on = [](int32_t partition, IncomingRecord record) {
+    record.partition = partition;
+    return record;
+  };
+  IngestPipeline pipeline = MakePipeline();
+  pipeline.Take(Batch({DueIn(100, 1'000), on(second.partition, DueIn(100, 1'000)),
+                       on(7, DueIn(100, 1'000)), DueIn(101, 1'000),
+                       on(second.partition, DueIn(101, 1'000)), on(7, DueIn(101, 1'000))}));
+  EXPECT_EQ(pipeline.counts().stored, 4u);
+  EXPECT_EQ(store_->offsets().last_added(), 101);
+  EXPECT_EQ(second_store->offsets().last_added(), 101);
+  ASSERT_EQ(handover_.scheduled.size(), 4u);
+  EXPECT_EQ(handover_.scheduled[0].store, kStoredPartition);
+  EXPECT_EQ(handover_.scheduled[1].store, second);
+  EXPECT_EQ(handover_.scheduled[2].store, kStoredPartition);
+  EXPECT_EQ(handover_.scheduled[3].store, second);
+}
+
 TEST_F(IngestPipelineTest, ACancelOfARecordInItsOwnBatchHandsTheRestOverFirst) {
   IngestPipeline pipeline = MakePipeline();
   pipeline.Take(Batch({DueIn(100, 2'000), DueIn(101, 2'000), CancelOf(102, 100)}));

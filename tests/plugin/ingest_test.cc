@@ -59,6 +59,25 @@ TEST(IngestTest, AcceptedRecordDropsTheDelayHeadersAndTheBridgesOwn) {
   EXPECT_EQ(a.encoded.requested_deliver_at_ms(), kNow + 3000);
 }
 
+TEST(IngestTest, ARecordWithManyHeadersIsReadWhole) {
+  std::vector<KafkaHeader> headers;
+  std::vector<KafkaHeader> kept;
+  for (int i = 0; i < 20; ++i) {
+    headers.push_back({"h" + std::to_string(i), std::to_string(i)});
+    kept.push_back(headers.back());
+  }
+  headers.push_back({"x-delay", "1000"});
+  headers.push_back({"x-delay", "2000"});  // the last one counts
+  headers.push_back({"x-target-topic", "orders"});
+  const IngestDecision d = DecideIngest(Incoming(headers), "delivered", Policy(), kNow);
+  ASSERT_TRUE(std::holds_alternative<Accepted>(d)) << std::get<Rejected>(d).reason;
+  auto decoded = DecodeDelayedRecord(std::get<Accepted>(d).encoded.bytes());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->requested_deliver_at_ms, kNow - 500 + 2000);
+  EXPECT_EQ(decoded->target_topic, "orders");
+  EXPECT_EQ(decoded->headers, kept);
+}
+
 TEST(IngestTest, EveryRejectionHasItsReason) {
   struct Case {
     std::vector<KafkaHeader> headers;
