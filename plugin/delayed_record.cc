@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cstring>
+#include <limits>
 
 namespace delaybridge::plugin {
 
@@ -95,14 +96,18 @@ Status Truncated(const char* field, size_t offset) {
 }
 
 std::string SourceIdOf(std::string_view topic, int32_t partition, int64_t offset) {
-  // One allocation: every produced record carries it (x-delay-source), and building it from
-  // std::to_string temporaries cost three. Each number is given room for its widest value
-  // (11 and 20 characters), so the separator after it stays inside the array.
-  std::array<char, 1 + 11 + 1 + 20> numbers;
+  // Every produced record carries it (x-delay-source): the numbers are written on the stack and
+  // the id into a string reserved at its length, which allocates once instead of growing as the
+  // parts are appended. Each number has room for its widest value, sign included, so the
+  // separator after the first stays inside the array.
+  constexpr size_t kPartitionChars = std::numeric_limits<int32_t>::digits10 + 2;  // 11
+  constexpr size_t kOffsetChars = std::numeric_limits<int64_t>::digits10 + 2;     // 20
+  std::array<char, 1 + kPartitionChars + 1 + kOffsetChars> numbers;
   numbers[0] = '/';
-  char* end = std::to_chars(numbers.data() + 1, numbers.data() + 12, partition).ptr;
+  char* end =
+      std::to_chars(numbers.data() + 1, numbers.data() + 1 + kPartitionChars, partition).ptr;
   *end++ = '/';
-  end = std::to_chars(end, end + 20, offset).ptr;
+  end = std::to_chars(end, end + kOffsetChars, offset).ptr;
   std::string id;
   id.reserve(topic.size() + static_cast<size_t>(end - numbers.data()));
   id.append(topic);

@@ -103,23 +103,23 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
   if (records.empty()) return;
   in_memory_.fetch_add(records.size(), std::memory_order_relaxed);
   boost::asio::post(commands_, [this, records = std::move(records)]() mutable {
+    // The index of the store the last record came from (nullptr: it has none, no cancel yet).
+    // A batch is mostly one store's (a preload slice): one map lookup per run of them.
+    std::optional<TopicPartitionId> looked_up;
     SourceOffsetIndex* by_offset = nullptr;
-    const TopicPartitionId* by_offset_store = nullptr;
     for (size_t i = 0; i < records.size(); ++i) {
       // A preload slice is thousands of records: what falls due meanwhile is produced on time,
-      // not once the slice is in. Their acknowledgements may have erased a store's index.
-      if (i % kScheduleCheckEveryRecords == kScheduleCheckEveryRecords - 1 &&
-          due_timer_.HandOverDueIfLate()) {
-        by_offset_store = nullptr;
+      // not once the slice is in.
+      if (i % kScheduleCheckEveryRecords == kScheduleCheckEveryRecords - 1) {
+        due_timer_.HandOverDueIfLate();
       }
       DueRecord& r = records[i];
       const int64_t deadline_ms = r.record.requested_deliver_at_ms();
       const int64_t source_offset = r.record.source_offset();
-      // A batch is mostly one store's (a preload slice): one map lookup per run of them.
-      if (!by_offset_store || r.store != *by_offset_store) {
-        auto entry = loaded_by_offset_.try_emplace(r.store).first;
-        by_offset_store = &entry->first;
-        by_offset = &entry->second;
+      if (!looked_up || r.store != *looked_up) {
+        looked_up = r.store;
+        auto index = loaded_by_offset_.find(r.store);
+        by_offset = index == loaded_by_offset_.end() ? nullptr : &index->second;
       }
       const uint64_t token = pending_.Add(PendingDelivery{std::move(r.store),
                                                           r.position,
@@ -129,7 +129,7 @@ void Deliverer::Schedule(std::vector<DueRecord> records) {
                                                           false,
                                                           {}});
       WaitUntil(token, *pending_.Find(token), deadline_ms);
-      by_offset->Add(source_offset, token);
+      if (by_offset) by_offset->Add(source_offset, token);
     }
   });
 }
@@ -149,17 +149,15 @@ void Deliverer::ProduceNow(TopicPartitionId store, EncodedRecord record, Deliver
 void Deliverer::Cancel(TopicPartitionId store, int64_t target_offset, bool counted) {
   boost::asio::post(commands_, [this, store = std::move(store), target_offset, counted]() mutable {
     std::vector<RecordPosition> cancelled_at;
-    if (auto loaded = loaded_by_offset_.find(store); loaded != loaded_by_offset_.end()) {
-      for (const uint64_t token : loaded->second.Find(target_offset)) {
-        PendingDelivery* d = pending_.Find(token);
-        // In the timer: due later, or waiting to be retried (not produced, or produced and
-        // failed). Without a timer it is in flight: too late.
-        if (!d || !d->timer.valid()) continue;
-        cancelled_at.push_back(*d->position);
-        Remove(token, *d);
-      }
+    for (const uint64_t token : OffsetIndexOf(store).Find(target_offset)) {
+      PendingDelivery* d = pending_.Find(token);
+      // In the timer: due later, or waiting to be retried (not produced, or produced and
+      // failed). Without a timer it is in flight: too late.
+      if (!d || !d->timer.valid()) continue;
+      cancelled_at.push_back(*d->position);
+      Remove(token, *d);
     }
-    ReportTo().cancels.push_back(
+    AcksToReport().cancels.push_back(
         {std::move(store), target_offset, std::move(cancelled_at), counted});
   });
 }
@@ -445,7 +443,19 @@ void Deliverer::OnAcks(std::span<const ProducerAck> acks) {
   }
 }
 
+SourceOffsetIndex& Deliverer::OffsetIndexOf(const TopicPartitionId& store) {
+  const auto emplaced = loaded_by_offset_.try_emplace(store);
+  SourceOffsetIndex& index = emplaced.first->second;
+  if (emplaced.second) {
+    pending_.ForEach([&](uint64_t token, const PendingDelivery& d) {
+      if (d.position && d.store == store) index.Add(d.record.source_offset(), token);
+    });
+  }
+  return index;
+}
+
 void Deliverer::PrefetchOffsetIndexEntry(uint64_t token) {
+  if (loaded_by_offset_.empty()) return;  // no cancel yet: nothing to keep up to date
   const PendingDelivery* d = pending_.Find(token);
   if (!d || !d->position) return;
   if (auto loaded = loaded_by_offset_.find(d->store); loaded != loaded_by_offset_.end()) {
@@ -494,7 +504,7 @@ void Deliverer::Settle(uint64_t token, PendingDelivery& d) {
   const std::optional<RecordPosition> position = d.position;
   const int64_t source_offset = d.record.source_offset();
   Remove(token, d);
-  AckBatch& acks = ReportTo();
+  AckBatch& acks = AcksToReport();
   if (position) {
     acks.delivered.emplace_back(std::move(store), *position);
   } else {
@@ -511,12 +521,10 @@ void Deliverer::Remove(uint64_t token, PendingDelivery& d) {
       refusals_settled_.push_back(std::move(key));  // until its transaction commits
     }
   }
-  if (d.position) {
+  if (d.position && !loaded_by_offset_.empty()) {
+    // Kept when it empties: built again, it would cost a walk over every record held.
     auto loaded = loaded_by_offset_.find(d.store);
-    if (loaded != loaded_by_offset_.end()) {
-      loaded->second.Remove(d.record.source_offset(), token);
-      if (loaded->second.empty()) loaded_by_offset_.erase(loaded);
-    }
+    if (loaded != loaded_by_offset_.end()) loaded->second.Remove(d.record.source_offset(), token);
   }
   if (d.timer.valid()) due_timer_.Cancel(d.timer);
   pending_.Remove(token);
@@ -524,7 +532,7 @@ void Deliverer::Remove(uint64_t token, PendingDelivery& d) {
   in_memory_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-AckBatch& Deliverer::ReportTo() {
+AckBatch& Deliverer::AcksToReport() {
   if (transactional_) return transaction_acks_;
   if (unpublished_acks_.empty()) boost::asio::post(io_, [this] { PublishAcks(); });
   return unpublished_acks_;

@@ -8,8 +8,8 @@ namespace delaybridge::plugin {
 
 IngestDecision DecideIngest(const IncomingRecord& in, const std::string& default_target,
                             const IngestPolicy& policy, int64_t now_ms) {
-  // Views of the headers: on the stack for the few most records carry (a vector of them was an
-  // allocation per record), in a vector for more.
+  // Views of the headers: on the stack for the few most records carry, so that reading them
+  // allocates nothing; in a vector for more.
   constexpr size_t kViewsOnStack = 8;
   std::array<HeaderView, kViewsOnStack> on_stack;
   std::vector<HeaderView> on_heap(in.headers.size() > kViewsOnStack ? in.headers.size() : 0);

@@ -283,14 +283,14 @@ class LayoutHour {
 };
 
 // What the store's layout alone costs: the bytes the store writes for each record (its payload
-// behind a 16-byte header in one file, a 32-byte entry in another) with no other work, the
+// behind a 16-byte header in one file, an index entry in another) with no other work, the
 // records round robin over the files of `hours` hours as BM_StoreAppend's, on the same cadence;
 // sync_index: fdatasync the index files too, or only the data files, all of them concurrently
 // as the store's group commit does (storage/parallel_sync.h). entry: bytes of index entry per
 // record, to see what a smaller one would save: 32 is the format's (kIndexEntrySize), 16 an
-// entry without the copies of the record's delivery time, length and checksum, 0 no index file
-// at all (a format without one would also need a chain link in the record's header, which this
-// leaves at 16 bytes).
+// entry without the copies of the record's delivery time, length and checksum, 0 no index (its
+// file is created and never written; a format without one would also need a chain link in the
+// record's header, which this leaves at 16 bytes).
 void BM_RawStoreLayout(benchmark::State& state) {
   const auto payload_bytes = static_cast<size_t>(state.range(0));
   const bool sync_index = state.range(1) == 1;

@@ -293,6 +293,45 @@ TEST_F(DelivererTest, CancelDropsAWaitingRecordAndAnswersEveryCancel) {
   EXPECT_EQ(deliverer_->TakeStats().in_wheel, 0u);
 }
 
+// A store's records are indexed by source offset from its first cancel on: the records held
+// before that cancel are found by it, and those handed over after it by the next ones; a record
+// settled meanwhile is not.
+TEST_F(DelivererTest, CancelsFindRecordsHandedOverBeforeAndAfterTheFirstCancelOfTheirStore) {
+  const int64_t soon_ms = clock_.now_ms() + 300;
+  const int64_t later_ms = clock_.now_ms() + 3000;
+  std::vector<DueRecord> before;
+  before.push_back(Due(kStoreA, RecordPosition{soon_ms, 0}, Record(kTarget, 1, soon_ms)));
+  before.push_back(Due(kStoreA, RecordPosition{later_ms, 0}, Record(kTarget, 2, later_ms)));
+  before.push_back(Due(kStoreB, RecordPosition{later_ms, 0}, Record(kTarget, 3, later_ms)));
+  deliverer_->Schedule(std::move(before));
+  deliverer_->Cancel(kStoreA, 2, false);
+  std::vector<DueRecord> after;
+  after.push_back(Due(kStoreA, RecordPosition{later_ms, 1}, Record(kTarget, 4, later_ms)));
+  after.push_back(Due(kStoreA, RecordPosition{later_ms, 2}, Record(kTarget, 5, later_ms)));
+  deliverer_->Schedule(std::move(after));
+  deliverer_->Cancel(kStoreA, 5, false);
+  deliverer_->Cancel(kStoreB, 3, false);  // kStoreB's first cancel: its index is made now
+  AckBatch acks = AwaitAcks(1, 0, 3);
+  ASSERT_EQ(acks.cancels.size(), 3u);
+  EXPECT_EQ(acks.cancels[0].cancelled_at, (std::vector<RecordPosition>{{later_ms, 0}}));
+  EXPECT_EQ(acks.cancels[1].cancelled_at, (std::vector<RecordPosition>{{later_ms, 2}}));
+  EXPECT_EQ(acks.cancels[2].store, kStoreB);
+  EXPECT_EQ(acks.cancels[2].cancelled_at, (std::vector<RecordPosition>{{later_ms, 0}}));
+
+  // Record 1 was delivered after kStoreA's index was made: it left the index with it.
+  ASSERT_EQ(acks.delivered.size(), 1u);
+  deliverer_->Cancel(kStoreA, 1, false);
+  acks = AwaitAcks(1, 0, 1);
+  ASSERT_EQ(acks.cancels.size(), 1u);
+  EXPECT_TRUE(acks.cancels[0].cancelled_at.empty());
+  ASSERT_EQ(acks.delivered.size(), 1u);  // record 4
+
+  std::set<std::string> keys;
+  for (const TestRecord& r : Consume(kTarget, 2, 2)) keys.insert(*r.key);
+  EXPECT_EQ(keys, (std::set<std::string>{"key-1", "key-4"}));
+  EXPECT_EQ(deliverer_->TakeStats().in_wheel, 0u);
+}
+
 // A revocation waits for the released partitions' records only: deliveries of the others, even
 // stuck ones, neither hold it up nor stop.
 TEST_F(DelivererTest, ReleaseWaitsOnlyForTheReleasedStoresRecords) {

@@ -79,10 +79,15 @@ TEST_F(DueTimerTest, IsArmedAtTheEarliestDeadlineRoundedUpToItsTick) {
   EXPECT_EQ(timer.armed_at_ms(), kStartMs + 20);  // re-armed earlier, at the end of the tick
   timer.Schedule(kStartMs + 30, 3);
   EXPECT_EQ(timer.armed_at_ms(), kStartMs + 20);  // later: stays
+  timer.Schedule(kStartMs + 20, 4);
+  EXPECT_EQ(timer.armed_at_ms(), kStartMs + 20);  // at the wake-up: stays
+  timer.Schedule(kStartMs + 17, 5);
+  EXPECT_EQ(timer.armed_at_ms(), kStartMs + 20);  // earlier, in the wake-up's tick: stays
 
   clock_.set_ms(kStartMs + 20);
   RunUntil([&] { return !hand_overs_.empty(); });
-  EXPECT_EQ(hand_overs_, (std::vector<HandOver>{{{2}, kStartMs + 20}}));
+  // 15 and 17 are in the tick that ends at 20, 20 in the next one, which 20 reaches too.
+  EXPECT_EQ(hand_overs_, (std::vector<HandOver>{{{2, 5, 4}, kStartMs + 20}}));
   EXPECT_EQ(timer.armed_at_ms(), kStartMs + 30);
 }
 

@@ -1,14 +1,16 @@
 // IngestPipeline on a real PartitionStore in a temporary directory, with a fake of the delivery
 // thread that records what it is handed: a record inside the preloaded horizon is handed over
-// once it is stored, bad input is dead-lettered, records read again are skipped, a cancel of a
-// record in the same batch hands the rest of the batch over before the cancel, and records a
-// full disk cannot take wait, in order, until it can.
+// once it is stored, each record of a batch mixing partitions reaches its own partition's store,
+// bad input is dead-lettered, records read again are skipped, a cancel of a record in the same
+// batch hands the rest of the batch over before the cancel, and records a full disk cannot take
+// wait, in order, until it can.
 #include "plugin/ingest_pipeline.h"
 
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,8 +67,10 @@ class IngestPipelineTest : public ::testing::Test {
   }
   void SetUp() override { OpenStore(dir_.path()); }
 
-  IngestPipeline MakePipeline() {
+  // more_routes: delay topics besides kStoredPartition's, with their default targets.
+  IngestPipeline MakePipeline(const std::map<std::string, std::string>& more_routes = {}) {
     IngestPipeline::Settings settings;
+    settings.routes = more_routes;
     settings.routes[kStoredPartition.topic] = "delivered";
     settings.policy.delay.max_delay_ms = 3'600'000;
     settings.policy.delay.allowed_targets = &kAllowedTargets;
@@ -134,31 +138,45 @@ TEST_F(IngestPipelineTest, RecordsOfAPartitionNotAssignedAreIgnored) {
   EXPECT_EQ(pipeline.counts().stored, 0u);
 }
 
+// Records of several partitions, one of another delay topic with the same partition number,
+// and of one not assigned, in one batch: each goes to its own partition's store, with its own
+// topic's default target.
 TEST_F(IngestPipelineTest, ABatchMixingPartitionsPutsEveryRecordInItsOwnPartitionsStore) {
   const TopicPartitionId second{kStoredPartition.topic, kStoredPartition.partition + 1};
-  auto opened =
-      PartitionStore::Open(second, dir_.path(), storage::StoreOptions{}, kHourStartMs, {}, nullptr);
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  PartitionStore* second_store = opened->get();
-  stores_[second] = std::move(opened).value();
-  ASSERT_EQ(second_store->Resume(100, std::nullopt), 100);
-  second_store->set_preloaded_until_second(kHourStartMs / 1000 + 5);
-  auto on = [](int32_t partition, IncomingRecord record) {
-    record.partition = partition;
+  const TopicPartitionId other_topic{"other.delay", kStoredPartition.partition};
+  std::map<TopicPartitionId, PartitionStore*> opened_stores;
+  for (const TopicPartitionId& id : {second, other_topic}) {
+    auto opened =
+        PartitionStore::Open(id, dir_.path(), storage::StoreOptions{}, kHourStartMs, {}, nullptr);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    opened_stores[id] = opened->get();
+    stores_[id] = std::move(opened).value();
+    ASSERT_EQ(opened_stores[id]->Resume(100, std::nullopt), 100);
+    opened_stores[id]->set_preloaded_until_second(kHourStartMs / 1000 + 5);
+  }
+  auto on = [](const TopicPartitionId& id, IncomingRecord record) {
+    record.topic = id.topic;
+    record.partition = id.partition;
     return record;
   };
-  IngestPipeline pipeline = MakePipeline();
-  pipeline.Take(Batch({DueIn(100, 1'000), on(second.partition, DueIn(100, 1'000)),
-                       on(7, DueIn(100, 1'000)), DueIn(101, 1'000),
-                       on(second.partition, DueIn(101, 1'000)), on(7, DueIn(101, 1'000))}));
-  EXPECT_EQ(pipeline.counts().stored, 4u);
+  const TopicPartitionId unassigned{kStoredPartition.topic, 7};
+  IngestPipeline pipeline = MakePipeline({{other_topic.topic, "other.target"}});
+  pipeline.Take(
+      Batch({DueIn(100, 1'000), on(second, DueIn(100, 1'000)), on(unassigned, DueIn(100, 1'000)),
+             on(other_topic, DueIn(100, 1'000)), DueIn(101, 1'000),
+             on(other_topic, DueIn(101, 1'000)), on(second, DueIn(101, 1'000))}));
+  EXPECT_EQ(pipeline.counts().stored, 6u);
   EXPECT_EQ(store_->offsets().last_added(), 101);
-  EXPECT_EQ(second_store->offsets().last_added(), 101);
-  ASSERT_EQ(handover_.scheduled.size(), 4u);
-  EXPECT_EQ(handover_.scheduled[0].store, kStoredPartition);
-  EXPECT_EQ(handover_.scheduled[1].store, second);
-  EXPECT_EQ(handover_.scheduled[2].store, kStoredPartition);
-  EXPECT_EQ(handover_.scheduled[3].store, second);
+  EXPECT_EQ(opened_stores[second]->offsets().last_added(), 101);
+  EXPECT_EQ(opened_stores[other_topic]->offsets().last_added(), 101);
+  const std::vector<std::pair<TopicPartitionId, std::string>> expected = {
+      {kStoredPartition, "delivered"}, {second, "delivered"},         {other_topic, "other.target"},
+      {kStoredPartition, "delivered"}, {other_topic, "other.target"}, {second, "delivered"}};
+  ASSERT_EQ(handover_.scheduled.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(handover_.scheduled[i].store, expected[i].first) << i;
+    EXPECT_EQ(handover_.scheduled[i].record.target_topic(), expected[i].second) << i;
+  }
 }
 
 TEST_F(IngestPipelineTest, ACancelOfARecordInItsOwnBatchHandsTheRestOverFirst) {
