@@ -46,6 +46,12 @@ DueRecord Due(const TopicPartitionId& store, RecordPosition position, const Dela
   return DueRecord{store, position, EncodedRecord::Encode(record)};
 }
 
+// The record of source offset `offset` loaded from store, due at at_ms, the ordinal-th of its
+// millisecond.
+DueRecord Loaded(const TopicPartitionId& store, int64_t at_ms, uint32_t ordinal, int offset) {
+  return Due(store, RecordPosition{at_ms, ordinal}, Record(kTarget, offset, at_ms));
+}
+
 class DelivererTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -255,15 +261,10 @@ TEST_F(DelivererTest, ReleaseDropsTheStoresRecordsOnly) {
 TEST_F(DelivererTest, CancelDropsAWaitingRecordAndAnswersEveryCancel) {
   const int64_t soon_ms = clock_.now_ms() + 300;
   const int64_t later_ms = clock_.now_ms() + 600;
-  std::vector<DueRecord> due;
-  due.push_back(Due(kStoreA, RecordPosition{soon_ms, 0}, Record(kTarget, 1, soon_ms)));
-  due.push_back(Due(kStoreA, RecordPosition{later_ms, 0}, Record(kTarget, 2, later_ms)));
-  due.push_back(Due(kStoreA, RecordPosition{later_ms, 1}, Record(kTarget, 3, later_ms)));
-  due.push_back(Due(kStoreB, RecordPosition{later_ms, 0}, Record(kTarget, 4, later_ms)));
-  // A record stored twice (after a crash): both copies go.
-  due.push_back(Due(kStoreA, RecordPosition{later_ms, 2}, Record(kTarget, 5, later_ms)));
-  due.push_back(Due(kStoreA, RecordPosition{later_ms, 3}, Record(kTarget, 5, later_ms)));
-  deliverer_->Schedule(std::move(due));
+  deliverer_->Schedule({Loaded(kStoreA, soon_ms, 0, 1), Loaded(kStoreA, later_ms, 0, 2),
+                        Loaded(kStoreA, later_ms, 1, 3), Loaded(kStoreB, later_ms, 0, 4),
+                        // A record stored twice (after a crash): both copies go.
+                        Loaded(kStoreA, later_ms, 2, 5), Loaded(kStoreA, later_ms, 3, 5)});
   deliverer_->Cancel(kStoreA, 5, false);
   deliverer_->Cancel(kStoreA, 2, false);
   deliverer_->Cancel(kStoreA, 77, true);  // never held
@@ -299,16 +300,10 @@ TEST_F(DelivererTest, CancelDropsAWaitingRecordAndAnswersEveryCancel) {
 TEST_F(DelivererTest, CancelsFindRecordsHandedOverBeforeAndAfterTheFirstCancelOfTheirStore) {
   const int64_t soon_ms = clock_.now_ms() + 300;
   const int64_t later_ms = clock_.now_ms() + 3000;
-  std::vector<DueRecord> before;
-  before.push_back(Due(kStoreA, RecordPosition{soon_ms, 0}, Record(kTarget, 1, soon_ms)));
-  before.push_back(Due(kStoreA, RecordPosition{later_ms, 0}, Record(kTarget, 2, later_ms)));
-  before.push_back(Due(kStoreB, RecordPosition{later_ms, 0}, Record(kTarget, 3, later_ms)));
-  deliverer_->Schedule(std::move(before));
+  deliverer_->Schedule({Loaded(kStoreA, soon_ms, 0, 1), Loaded(kStoreA, later_ms, 0, 2),
+                        Loaded(kStoreB, later_ms, 0, 3)});
   deliverer_->Cancel(kStoreA, 2, false);
-  std::vector<DueRecord> after;
-  after.push_back(Due(kStoreA, RecordPosition{later_ms, 1}, Record(kTarget, 4, later_ms)));
-  after.push_back(Due(kStoreA, RecordPosition{later_ms, 2}, Record(kTarget, 5, later_ms)));
-  deliverer_->Schedule(std::move(after));
+  deliverer_->Schedule({Loaded(kStoreA, later_ms, 1, 4), Loaded(kStoreA, later_ms, 2, 5)});
   deliverer_->Cancel(kStoreA, 5, false);
   deliverer_->Cancel(kStoreB, 3, false);  // kStoreB's first cancel: its index is made now
   AckBatch acks = AwaitAcks(1, 0, 3);
