@@ -35,8 +35,8 @@ inline constexpr size_t kHeadsSlotSize = kHeadsSlotHeaderSize + kSecondsPerHour 
 inline constexpr size_t kHeadsFileSize = kFileHeaderSize + 2 * kHeadsSlotSize;        // 57672
 inline constexpr size_t kCheckpointFileSize = 40;
 
-inline constexpr size_t kWriteBufferBytes = 32768;
-inline constexpr size_t kIndexBufferBytes = 8192;
+inline constexpr size_t kWriteBufferBytes = 131072;
+inline constexpr size_t kIndexBufferBytes = 32768;
 inline constexpr uint64_t kHeadsSaveEveryEntries = 65536;
 
 static_assert(kHeadsSlotSize == 28824 && kHeadsFileSize == 57672);

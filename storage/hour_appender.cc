@@ -5,22 +5,12 @@
 #include "storage/heads_file.h"
 
 namespace delaybridge::storage {
-namespace {
-
-// A record joins the data buffer only while the buffer holds less than kWriteBufferBytes, and
-// only if it is at most kWriteBufferBytes itself (larger ones bypass it); an entry joins the
-// index buffer only while it holds less than kIndexBufferBytes.
-constexpr size_t kDataBufferCapacity = 2 * kWriteBufferBytes;
-constexpr size_t kIndexBufferCapacity = kIndexBufferBytes + kIndexEntrySize;
-
-}  // namespace
-
 HourAppender::HourAppender(std::string dir, int64_t epoch_hour)
     : dir_(std::move(dir)),
       epoch_hour_(epoch_hour),
       paths_(PathsOfHour(dir_, epoch_hour)),
-      data_buffer_(kDataBufferCapacity),
-      index_buffer_(kIndexBufferCapacity),
+      data_buffer_(kWriteBufferBytes),
+      index_buffer_(kIndexBufferBytes),
       cells_(std::make_unique<HeadCells>()) {}
 
 Result<std::unique_ptr<HourAppender>> HourAppender::Create(const std::string& dir,
@@ -99,8 +89,8 @@ Result<uint32_t> HourAppender::Append(int64_t deliver_at_ms, std::string_view pa
 Result<uint32_t> HourAppender::AppendRecord(int64_t deliver_at_ms, std::string_view payload) {
   const size_t record_bytes = kRecordHeaderSize + payload.size();
   const bool bypass = record_bytes > kWriteBufferBytes;
-  if (bypass || data_buffer_.size() >= kWriteBufferBytes ||
-      index_buffer_.size() >= kIndexBufferBytes) {
+  if (bypass || data_buffer_.size() + record_bytes > kWriteBufferBytes ||
+      index_buffer_.size() + kIndexEntrySize > kIndexBufferBytes) {
     // Room first: a buffer that cannot be written refuses the record before it is half added.
     if (Status s = Flush(); !s.ok()) return s;
   }

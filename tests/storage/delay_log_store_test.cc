@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "storage/coding.h"
 #include "storage/crc32c.h"
@@ -298,6 +300,38 @@ TEST(DelayLogStoreTest, LargeRecordsBypassTheBufferIntact) {
   EXPECT_EQ(records[0].payload, "small before");
   EXPECT_TRUE(records[1].payload == big);
   EXPECT_EQ(records[2].payload, "small after");
+}
+
+TEST(DelayLogStoreTest, RecordsAtTheBuffersBoundsAreStoredWhole) {
+  // A record that fills the data buffer to its last byte, one that then needs it written first,
+  // one as large as the whole buffer, one a byte larger (written directly), then enough small
+  // ones to fill the index buffer twice over. The test builds assert that no buffer grows past
+  // its size; every record must read back whole, in order, before and after a reopen.
+  const size_t small = 100;
+  const size_t fills_the_rest = kWriteBufferBytes - 2 * kRecordHeaderSize - small;
+  std::vector<std::string> payloads = {std::string(small, 'a'), std::string(fills_the_rest, 'b'),
+                                       std::string(1, 'c'),
+                                       std::string(kWriteBufferBytes - kRecordHeaderSize, 'd'),
+                                       std::string(kWriteBufferBytes - kRecordHeaderSize + 1, 'e')};
+  for (size_t i = 0; i < 2 * kIndexBufferBytes / kIndexEntrySize + 1; ++i) {
+    payloads.push_back(std::to_string(i));
+  }
+  TempDir dir;
+  auto expect_all = [&](DelayLogStore* store) {
+    std::vector<StoredRecord> records = Read(store, kBaseMs / 1000);
+    ASSERT_EQ(records.size(), payloads.size());
+    for (size_t i = 0; i < payloads.size(); ++i) {
+      EXPECT_TRUE(records[i].payload == payloads[i]) << "record " << i;
+    }
+  };
+  {
+    auto store = OpenStore(dir.path());
+    for (const std::string& payload : payloads) ASSERT_TRUE(store->Append(kBaseMs, payload).ok());
+    expect_all(store.get());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  auto reopened = OpenStore(dir.path());
+  expect_all(reopened.get());
 }
 
 TEST(DelayLogStoreTest, OpenFailsClearlyOnAFileFromANewerVersion) {
