@@ -55,8 +55,9 @@ void HourTable::CheckStates() const {
     assert(hours_.count(hour) && !cached_.count(hour));
   }
   for (const auto& [hour, cells] : cached_) assert(hours_.count(hour));
-  assert(last_appender_ == nullptr ||
-         (open_.count(last_hour_) && open_.at(last_hour_).get() == last_appender_));
+  recent_.ForEach([this](int64_t hour, const HourAppender* appender) {
+    assert(open_.count(hour) && open_.at(hour).get() == appender);
+  });
 #endif
 }
 
@@ -67,7 +68,7 @@ Status HourTable::EvictLeastRecentlyUsed() {
   int64_t hour = victim->first;
   std::unique_ptr<HourAppender> appender = std::move(victim->second);
   open_.erase(victim);
-  last_appender_ = nullptr;
+  recent_.Forget(hour);
   // An hour with unsynced appends or index entries, or covered by a sync in flight, is parked
   // (no fdatasync now; the next or the running sync covers it, and only then may its head table
   // be saved). Too many parked hours are synced early, which bounds their memory.
@@ -89,13 +90,14 @@ Status HourTable::EvictLeastRecentlyUsed() {
 
 Result<HourAppender*> HourTable::AppenderFor(int64_t epoch_hour, bool* created) {
   *created = false;
-  // The hour returned last is the most recently used open hour already: nothing to look up.
-  if (last_appender_ != nullptr && last_hour_ == epoch_hour) return last_appender_;
-  Result<HourAppender*> appender = OpenHour(epoch_hour, created);
-  if (!appender.ok()) return appender;
-  (*appender)->set_last_used(++tick_);
-  last_appender_ = *appender;
-  last_hour_ = epoch_hour;
+  HourAppender* appender = recent_.Find(epoch_hour);
+  if (appender == nullptr) {
+    Result<HourAppender*> opened = OpenHour(epoch_hour, created);
+    if (!opened.ok()) return opened;
+    appender = *opened;
+    recent_.Remember(epoch_hour, appender);
+  }
+  appender->set_last_used(++tick_);
   return appender;
 }
 
@@ -169,7 +171,7 @@ Result<const HeadCells*> HourTable::CellsOf(int64_t epoch_hour) {
 Status HourTable::Remove(int64_t epoch_hour) {
   // The appender's buffered records are delivered by the caller's own statement: drop them.
   open_.erase(epoch_hour);
-  last_appender_ = nullptr;
+  recent_.Forget(epoch_hour);
   parked_.erase(epoch_hour);
   cached_.erase(epoch_hour);
   hours_.erase(epoch_hour);
@@ -252,7 +254,7 @@ Status HourTable::CloseAll() {
 
 void HourTable::Abandon() {
   open_.clear();
-  last_appender_ = nullptr;
+  recent_.Clear();
   parked_.clear();
 }
 

@@ -24,6 +24,7 @@
 #include "core/status.h"
 #include "storage/format.h"
 #include "storage/hour_appender.h"
+#include "storage/open_hour_cache.h"
 #include "storage/posix_file.h"
 
 namespace delaybridge::storage {
@@ -76,7 +77,7 @@ class HourTable {
     uint64_t last_used = 0;
   };
 
-  // AppenderFor without the shortcut for the last hour and without touching the LRU clock.
+  // AppenderFor without the cache of recent hours and without touching the LRU clock.
   Result<HourAppender*> OpenHour(int64_t epoch_hour, bool* created);
   Status EvictLeastRecentlyUsed();
   // Closes every parked hour (each synced on its own), bounding their memory.
@@ -92,11 +93,9 @@ class HourTable {
   std::map<int64_t, CachedCells> cached_;
   uint64_t tick_ = 0;  // LRU clock
   Status failure_;     // a close during eviction failed
-  // The open hour AppenderFor returned last, so that a run of appends to one hour skips the
-  // lookup in open_. Null whenever that appender is no longer in open_: every erase from open_
-  // resets it.
-  HourAppender* last_appender_ = nullptr;
-  int64_t last_hour_ = 0;
+  // Open hours AppenderFor returned, so that appends skip the lookup in open_. Every erase from
+  // open_ forgets the hour here.
+  OpenHourCache recent_;
 };
 
 }  // namespace delaybridge::storage

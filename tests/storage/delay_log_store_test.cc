@@ -157,6 +157,30 @@ TEST(DelayLogStoreTest, AppendsAnywhereWithFewOpenHours) {
   }
 }
 
+// Hours 64 apart share a slot of the store's cache of open hours (storage/open_hour_cache.h):
+// appends alternating between them, all open or evicting each other, must each land in their own
+// hour, with their own ordinals.
+TEST(DelayLogStoreTest, HoursSharingACacheSlotKeepTheirOwnRecords) {
+  for (size_t max_open_hours : {size_t{8}, size_t{2}}) {
+    TempDir dir;
+    auto store = OpenStore(dir.path(), max_open_hours);
+    const std::vector<int> hours = {0, 64, 128, 1};
+    for (int round = 0; round < 3; ++round) {
+      for (int h : hours) {
+        Result<AppendResult> r = store->Append(kBaseMs + h * kHourMs + 1500, HourPayload(h));
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        EXPECT_EQ(r->ordinal, static_cast<uint32_t>(round)) << "hour " << h;
+      }
+    }
+    ASSERT_TRUE(store->Sync().ok());
+    for (int h : hours) {
+      std::vector<StoredRecord> records = Read(store.get(), (kBaseMs + h * kHourMs) / 1000 + 1);
+      ASSERT_EQ(records.size(), 3u) << "hour " << h << ", " << max_open_hours << " open";
+      for (const StoredRecord& record : records) EXPECT_EQ(record.payload, HourPayload(h));
+    }
+  }
+}
+
 // An evicted hour with appends not yet synced is parked; when it cannot be reopened for the
 // next append (its files unreachable for a moment), it must stay parked: dropped, its appends
 // would be claimed durable without a sync, and a later append would reopen the hour at a stale
