@@ -54,7 +54,7 @@ struct BridgeConfig {
   // Local group commit period: Sync() then the source-offset marker. Kafka holds the durable
   // copy, so this only bounds what a restart reads again (docs/bridge.md).
   int64_t sync_interval_ms = 100;
-  // Per store: hour files held open for appending (two descriptors and ~70 KB each while open).
+  // Per store: hour files held open for appending (two descriptors and ~190 KB each while open).
   // Enough for a 30-day spread of delays: fewer than the hours receiving appends makes nearly
   // every append reopen an hour (docs/BENCHMARKS.md).
   size_t max_open_hours = 1024;

@@ -1,7 +1,7 @@
 // CRC32C (Castagnoli): the checksum of every DelayLog record, index entry, head table slot and
 // checkpoint (docs/storage-format.md "Encoding"). Uses the SSE4.2 crc32 instruction when the
-// CPU has it (checked once at run time), slice-by-8 tables otherwise; both give the same
-// values. Pure functions; thread-safe.
+// CPU has it (its feature bit tested on every call: one load), slice-by-8 tables otherwise; both
+// give the same values. Pure functions; thread-safe.
 #pragma once
 
 #include <cstddef>

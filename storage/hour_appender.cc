@@ -5,6 +5,7 @@
 #include "storage/heads_file.h"
 
 namespace delaybridge::storage {
+
 HourAppender::HourAppender(std::string dir, int64_t epoch_hour)
     : dir_(std::move(dir)),
       epoch_hour_(epoch_hour),

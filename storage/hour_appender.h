@@ -35,8 +35,9 @@ class HourAppender {
                                                       const HourState& state);
 
   // Appends one record; returns its ordinal in its second. deliver_at_ms must be in this hour.
-  // On error nothing was appended (full buffers are written before, never after, a record
-  // joins them), so the caller may try the same record again, e.g. once a full disk has room.
+  // On error nothing was appended (buffers the record would overfill are written before, never
+  // after, it joins them), so the caller may try the same record again, e.g. once a full disk
+  // has room.
   Result<uint32_t> Append(int64_t deliver_at_ms, std::string_view payload);
 
   // write()s the buffers, data first.
@@ -84,9 +85,9 @@ class HourAppender {
 
  private:
   HourAppender(std::string dir, int64_t epoch_hour);
-  // Append's first half: makes room in both buffers (writing them when full), then adds the
-  // record to the data buffer, or writes it directly when it is larger than the buffer. Returns
-  // the record's checksum; on error nothing was added.
+  // Append's first half: makes room in both buffers (writing them when the record or its entry
+  // would take one past its size), then adds the record to the data buffer, or writes it directly
+  // when it is larger than the buffer. Returns the record's checksum; on error nothing was added.
   Result<uint32_t> AppendRecord(int64_t deliver_at_ms, std::string_view payload);
   // Saves the head table when kHeadsSaveEveryEntries entries are not covered, or when force
   // and anything is not covered. Only valid when every entry is synced.

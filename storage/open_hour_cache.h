@@ -10,9 +10,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "storage/hour_appender.h"
-
 namespace delaybridge::storage {
+
+class HourAppender;
 
 class OpenHourCache {
  public:
