@@ -88,7 +88,7 @@ class SyncBehind {
 
 // Uniform random milliseconds inside an hour: splitmix64, mapped onto [0, kHourMs) by a multiply
 // and a shift. Cheap on purpose: the raw writes the store is compared with draw no numbers, and
-// mt19937_64 with a division took 4% of BM_StoreAppend's samples.
+// mt19937_64 with a division took 2.5-4% of BM_StoreAppend's samples.
 class RandomMsInHour {
  public:
   int64_t Next() {
