@@ -8,14 +8,16 @@
 // 0.3-1.7 s of lateness; docs/BENCHMARKS.md.)
 //
 // The bridge's event-loop thread hands records over once they are durable (Schedule) and dead
-// letters as they are rejected (ProduceNow). Every record, in every DeliveryForm (the record,
-// its dead letter, the reduced dead letter), takes one path: produced when due, put back in the
-// timer with back-off after a transient failure, and moved one form on when its topic refuses
-// it for good; a reduced dead letter refused too is logged, counted and settled, so nothing is
-// retried forever. The Deliverer decides what is produced and when it is tried again; the
-// DueTimer only keeps the time. Acknowledgements travel back as an AckBatch the bridge takes
-// (TakeAcks) when on_acks tells it some are waiting; the bridge applies them to its stores'
-// trackers and offsets, which only its thread touches.
+// letters as they are rejected (ProduceNow). Scheduled records wait in a ScheduleInbox for the
+// thread's next wake-up unless one is due before it; every other command takes the inbox first,
+// so it runs after every record scheduled before it (and perhaps after some scheduled later). Every
+// record, in every DeliveryForm (the record, its dead letter, the reduced dead letter), takes one
+// path: produced when due, put back in the timer with back-off after a transient failure, and moved
+// one form on when its topic refuses it for good; a reduced dead letter refused too is logged,
+// counted and settled, so nothing is retried forever. The Deliverer decides what is produced and
+// when it is tried again; the DueTimer only keeps the time. Acknowledgements travel back as an
+// AckBatch the bridge takes (TakeAcks) when on_acks tells it some are waiting; the bridge applies
+// them to its stores' trackers and offsets, which only its thread touches.
 //
 // With exactly_once the producer is transactional. Deliveries and dead letters go into the open
 // transaction; their acknowledgements are not pushed through on_acks but returned by
@@ -26,7 +28,8 @@
 // after the abort.
 //
 // Thread-safety: every public method may be called from any one owner thread (the bridge's)
-// while the delivery thread runs. Commands are executed in the order they were made.
+// while the delivery thread runs. Commands are executed in the order they were made, and each
+// after the records scheduled before it.
 // on_acks and on_fatal run on the delivery thread: they must only post to the owner.
 #pragma once
 
@@ -56,6 +59,7 @@
 #include "plugin/pending_deliveries.h"
 #include "plugin/record_handover.h"
 #include "plugin/record_producer.h"
+#include "plugin/schedule_inbox.h"
 #include "plugin/source_offset_index.h"
 #include "plugin/warning_throttle.h"
 
@@ -155,8 +159,24 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
 
   Deliverer(Logger& logger, const Clock& clock, const Options& options, Callbacks callbacks);
 
+  // Posts a command: it runs on the delivery thread after the records scheduled before it are
+  // taken from the inbox.
+  template <typename Command>
+  void PostCommand(Command command);
+
   // All below run on the delivery thread.
   DeliveryStats TakeStatsNow();
+  // Puts records handed over in the timer.
+  void ScheduleNow(std::vector<DueRecord> records);
+  // Takes what waits in the inbox, and promises to look again at the due timer's next wake-up
+  // (posting another take if batches came meanwhile).
+  void TakeHandedOver();
+  // What can wait for the due timer's wake-ups (it runs after each): takes the inbox and polls
+  // the producer's reports, both up to the next wake-up. Run again whenever that wake-up moves
+  // later or goes away (PauseDueTimer, ResumeDueTimer).
+  void TakeWaitingWork();
+  void PauseDueTimer();
+  void ResumeDueTimer();
   // Puts a record in the timer until at_ms.
   void WaitUntil(uint64_t token, PendingDelivery& d, int64_t at_ms);
   // DueTimer's callback: produces the records that fell due.
@@ -174,6 +194,8 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   // it was dropped and is settled).
   bool MoveToNextForm(PendingDelivery& d, const std::string& failure);
   void ArmProducerWakeup();
+  // Polls every report, then keeps the producer's wake-up quiet if the due timer wakes the
+  // thread within kQuietReportsMs.
   void DrainProducer();
   // The reports one producer call served: each settled by OnAck, the records a few reports
   // ahead fetched meanwhile (they were produced milliseconds ago, out of the cache since).
@@ -232,7 +254,8 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   WarningThrottle warnings_;
 
   const std::string dead_letter_topic_;
-  DueTimer due_timer_;  // the tokens of pending_ waiting for their time
+  DueTimer due_timer_;   // the tokens of pending_ waiting for their time
+  ScheduleInbox inbox_;  // records scheduled, not yet taken by the delivery thread
   PendingDeliveries pending_;
   // The records loaded from each store (those with a position), by source offset: what Cancel
   // looks up. Made for a store at its first cancel (OffsetIndexOf) and kept up to date from

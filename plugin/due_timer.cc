@@ -5,8 +5,13 @@
 
 namespace delaybridge::plugin {
 
-DueTimer::DueTimer(boost::asio::io_context& io, const Clock& clock, int64_t tick_ms, OnDue on_due)
-    : clock_(clock), on_due_(std::move(on_due)), wheel_(tick_ms, clock.now_ms()), timer_(io) {}
+DueTimer::DueTimer(boost::asio::io_context& io, const Clock& clock, int64_t tick_ms, OnDue on_due,
+                   AfterWake after_wake)
+    : clock_(clock),
+      on_due_(std::move(on_due)),
+      after_wake_(std::move(after_wake)),
+      wheel_(tick_ms, clock.now_ms()),
+      timer_(io) {}
 
 TimerHandle DueTimer::Schedule(int64_t deadline_ms, uint64_t token) {
   const TimerHandle handle = wheel_.schedule(deadline_ms, token);
@@ -19,6 +24,10 @@ TimerHandle DueTimer::Schedule(int64_t deadline_ms, uint64_t token) {
 }
 
 bool DueTimer::Cancel(TimerHandle handle) { return wheel_.cancel(handle); }
+
+bool DueTimer::WakesWithin(std::chrono::milliseconds within) const {
+  return armed_at_ms_ && timer_.expiry() <= std::chrono::steady_clock::now() + within;
+}
 
 void DueTimer::HandOverDue() {
   const int64_t now_ms = clock_.now_ms();
@@ -65,9 +74,11 @@ void DueTimer::Arm() {
 
 void DueTimer::OnWakeUp() {
   armed_at_ms_.reset();
-  if (paused_) return;
-  HandOverDue();
-  Arm();
+  if (!paused_) {
+    HandOverDue();
+    Arm();
+  }
+  if (after_wake_) after_wake_();
 }
 
 }  // namespace delaybridge::plugin

@@ -17,6 +17,12 @@
 // waits for the next wake-up or HandOverDueIfLate, so a callback that schedules what is due
 // again cannot loop.
 //
+// After every wake-up of the asio timer (once it has handed over what fell due and re-armed; a
+// wake-up that was already queued when Pause came does neither) it calls its after-wake
+// callback, if it has one: the owner does there what can wait for the
+// thread's next wake-up (the Deliverer takes the records handed over and its producer's reports),
+// so that nothing else has to wake the thread for it.
+//
 // Pause/Resume: while paused nothing is handed over and the asio timer is not armed; Resume
 // hands over what fell due meanwhile and arms again. (exactly_once holds deliveries while the
 // owner computes what a transaction commits.)
@@ -27,6 +33,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -42,8 +49,12 @@ class DueTimer {
   // The tokens that fell due, in deadline order, and the clock reading they fell due at.
   using OnDue = std::function<void(const std::vector<uint64_t>& tokens, int64_t now_ms)>;
 
+  using AfterWake = std::function<void()>;
+
   // tick_ms >= 1: the wheel's granularity (Options::tick_ms). Starts running, not paused.
-  DueTimer(boost::asio::io_context& io, const Clock& clock, int64_t tick_ms, OnDue on_due);
+  // after_wake may be empty.
+  DueTimer(boost::asio::io_context& io, const Clock& clock, int64_t tick_ms, OnDue on_due,
+           AfterWake after_wake = {});
   DueTimer(const DueTimer&) = delete;
   DueTimer& operator=(const DueTimer&) = delete;
 
@@ -68,6 +79,9 @@ class DueTimer {
   std::optional<int64_t> next_deadline_ms() const { return wheel_.next_deadline_ms(); }
   // When the asio timer is set to wake up, as a clock reading; nullopt while it is not armed.
   std::optional<int64_t> armed_at_ms() const { return armed_at_ms_; }
+  // Whether the asio timer is armed to expire within `within` from now, by the steady clock it
+  // waits on: unlike armed_at_ms(), right after the wall clock stepped too.
+  bool WakesWithin(std::chrono::milliseconds within) const;
   size_t size() const { return wheel_.size(); }  // tokens waiting
 
  private:
@@ -78,6 +92,7 @@ class DueTimer {
 
   const Clock& clock_;
   OnDue on_due_;
+  AfterWake after_wake_;
   TimingWheel wheel_;
   boost::asio::steady_timer timer_;
   std::optional<int64_t> armed_at_ms_;  // set while the asio timer waits

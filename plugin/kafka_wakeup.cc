@@ -21,17 +21,26 @@ Result<std::unique_ptr<KafkaWakeup>> KafkaWakeup::Create(boost::asio::io_context
 
 KafkaWakeup::KafkaWakeup(boost::asio::io_context& io, rd_kafka_queue_t* queue, int fd)
     : queue_(queue), descriptor_(io, fd), alive_(std::make_shared<bool>(true)) {
-  // An eventfd read needs exactly 8 bytes, so librdkafka writes a uint64 of 1.
-  static const uint64_t kOne = 1;
-  rd_kafka_queue_io_event_enable(queue_, fd, &kOne, sizeof(kOne));
+  signal_.fd = fd;
+  rd_kafka_queue_cb_event_enable(queue_, &KafkaWakeup::OnQueueEvent, &signal_);
 }
 
 KafkaWakeup::~KafkaWakeup() {
   *alive_ = false;
-  rd_kafka_queue_io_event_enable(queue_, -1, nullptr, 0);
+  // Under the queue's lock: once it returns, no callback runs or will run with signal_.
+  rd_kafka_queue_cb_event_enable(queue_, nullptr, nullptr);
   rd_kafka_queue_destroy(queue_);
   boost::system::error_code ignored;
   descriptor_.close(ignored);
+}
+
+void KafkaWakeup::OnQueueEvent(rd_kafka_t*, void* opaque) {
+  const auto* signal = static_cast<const Signal*>(opaque);
+  if (signal->quiet.load(std::memory_order_relaxed)) return;
+  // An eventfd write needs exactly 8 bytes. It fails only when the counter would overflow,
+  // which a reader that drains on every wake-up never lets happen.
+  const uint64_t one = 1;
+  (void)!::write(signal->fd, &one, sizeof(one));
 }
 
 void KafkaWakeup::Arm(std::function<void()> on_wake) {

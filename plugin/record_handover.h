@@ -6,7 +6,8 @@
 // a fake that records what it was given.
 //
 // Thread-safety: every method is called from the owner's thread (the bridge's event loop);
-// commands are carried out in the order they were made.
+// commands are carried out in the order they were made, each after the records scheduled before
+// it (records scheduled after it may be taken first).
 #pragma once
 
 #include <cstddef>

@@ -256,6 +256,60 @@ TEST_F(DelivererTest, ReleaseDropsTheStoresRecordsOnly) {
   EXPECT_EQ(stats.in_wheel, 0u);  // the released records' timers were cancelled
 }
 
+// Records handed over while the delivery thread's due timer is armed, and due well after that
+// wake-up, wait in its inbox without waking it. Anchor() arms the timer: a record of store B due
+// at at_ms, and a command (TakeStats) that returns once the thread has taken it and promised to
+// look again at at_ms.
+void Anchor(Deliverer& deliverer, int64_t at_ms) {
+  deliverer.Schedule({Due(kStoreB, RecordPosition{at_ms, 0}, Record(kTarget, 1000, at_ms))});
+  (void)deliverer.TakeStats();
+}
+
+TEST_F(DelivererTest, RecordsThatWaitInTheInboxAreTakenAtTheTimersWakeUpAndNotEarly) {
+  const int64_t anchor_ms = clock_.now_ms() + 1'000;  // well after the Schedule below
+  Anchor(*deliverer_, anchor_ms);
+  const int64_t later_ms = anchor_ms + 400;
+  deliverer_->Schedule({Loaded(kStoreA, later_ms, 0, 1), Loaded(kStoreA, later_ms, 1, 2)});
+  EXPECT_EQ(deliverer_->in_memory(), 3u);
+
+  // Nothing but the timer's wake-up at the anchor takes them (AwaitAcks posts no command).
+  AckBatch acks = AwaitAcks(3, 0);
+  ASSERT_EQ(acks.delivered.size(), 3u);
+  std::set<std::string> keys;
+  for (const TestRecord& r : Consume(kTarget, 2, 3)) {
+    keys.insert(*r.key);
+    if (r.key != "key-1000") {
+      EXPECT_GE(r.timestamp_ms, later_ms) << "early";
+    }
+  }
+  EXPECT_EQ(keys, (std::set<std::string>{"key-1", "key-2", "key-1000"}));
+}
+
+TEST_F(DelivererTest, ARecordDueBeforeTheTimersNextWakeUpWakesTheThread) {
+  Anchor(*deliverer_, clock_.now_ms() + 60'000);
+  const int64_t soon_ms = clock_.now_ms() + 100;
+  deliverer_->Schedule({Loaded(kStoreA, soon_ms, 0, 1)});
+  AckBatch acks = AwaitAcks(1, 0);  // within 10 s, not at the anchor a minute on
+  ASSERT_EQ(acks.delivered.size(), 1u);
+  EXPECT_EQ(acks.delivered[0].first, kStoreA);
+}
+
+TEST_F(DelivererTest, CommandsFindTheRecordsThatWaitInTheInbox) {
+  Anchor(*deliverer_, clock_.now_ms() + 30'000);
+  const int64_t later_ms = clock_.now_ms() + 60'000;
+  deliverer_->Schedule({Loaded(kStoreA, later_ms, 0, 1), Loaded(kStoreA, later_ms, 1, 2),
+                        Loaded(kStoreB, later_ms, 1, 3)});
+  deliverer_->Cancel(kStoreA, 2, false);
+  AckBatch acks = AwaitAcks(0, 0, 1);
+  ASSERT_EQ(acks.cancels.size(), 1u);
+  EXPECT_EQ(acks.cancels[0].cancelled_at, (std::vector<RecordPosition>{{later_ms, 1}}));
+
+  deliverer_->Schedule({Loaded(kStoreA, later_ms, 2, 4)});
+  const Deliverer::ReleaseResult released = deliverer_->Release({kStoreA}, 5000);
+  EXPECT_EQ(released.released, 2u);                 // offsets 1 and 4
+  EXPECT_EQ(deliverer_->TakeStats().in_wheel, 2u);  // store B's: the anchor and offset 3
+}
+
 // Cancel drops a record waiting in the wheel and answers with its position; a record already
 // delivered, or one it never held, is answered without one (too late).
 TEST_F(DelivererTest, CancelDropsAWaitingRecordAndAnswersEveryCancel) {

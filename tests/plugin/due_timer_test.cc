@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <vector>
 
 namespace delaybridge::plugin {
@@ -171,6 +173,49 @@ TEST_F(DueTimerTest, HandOverDueIfLateHandsOverOnlyWhatIsDueAndNeverWhilePaused)
   EXPECT_EQ(hand_overs_.size(), 1u);
   timer.Resume();
   EXPECT_EQ(hand_overs_.back(), (HandOver{{2}, kStartMs + 10}));
+}
+
+// The after-wake callback runs after every wake-up, once what fell due was handed over and the
+// timer re-armed for what is left, also when nothing fell due; never outside a wake-up.
+TEST_F(DueTimerTest, AfterEveryWakeUpTheAfterWakeCallbackSeesTheNextWakeUp) {
+  std::vector<std::optional<int64_t>> armed_after_wake;
+  std::vector<size_t> hand_overs_before;
+  std::unique_ptr<DueTimer> timer;
+  timer = std::make_unique<DueTimer>(io_, clock_, 1, Record(), [&] {
+    armed_after_wake.push_back(timer->armed_at_ms());
+    hand_overs_before.push_back(hand_overs_.size());
+  });
+  timer->Schedule(kStartMs + 5, 1);
+  timer->Schedule(kStartMs + 9, 2);
+  timer->HandOverDue();  // not a wake-up
+  EXPECT_TRUE(armed_after_wake.empty());
+
+  ASSERT_EQ(io_.run_one_for(std::chrono::seconds(10)), 1u);  // woke early: nothing due
+  EXPECT_EQ(armed_after_wake, (std::vector<std::optional<int64_t>>{kStartMs + 5}));
+  clock_.advance_ms(5);
+  RunUntil([&] { return armed_after_wake.size() == 2; });
+  EXPECT_EQ(armed_after_wake.back(), kStartMs + 9);
+  EXPECT_EQ(hand_overs_before.back(), 1u);  // after the hand-over of token 1
+  clock_.advance_ms(4);
+  RunUntil([&] { return armed_after_wake.size() == 3; });
+  EXPECT_EQ(armed_after_wake.back(), std::nullopt);  // nothing waits
+  EXPECT_EQ(hand_overs_before.back(), 2u);
+}
+
+// WakesWithin reads the steady clock the asio timer waits on: a wall clock stepped forward does
+// not bring an armed wake-up closer.
+TEST_F(DueTimerTest, WakesWithinGoesByTheSteadyClockNotTheWallClock) {
+  using std::chrono::milliseconds;
+  DueTimer timer(io_, clock_, 1, Record());
+  EXPECT_FALSE(timer.WakesWithin(milliseconds(10)));  // not armed
+  timer.Schedule(kStartMs + 60'000, 1);
+  EXPECT_FALSE(timer.WakesWithin(milliseconds(10)));
+  clock_.set_ms(kStartMs + 59'995);  // stepped: armed_at_ms() is 5 ms away, the wake-up is not
+  EXPECT_FALSE(timer.WakesWithin(milliseconds(10)));
+  timer.Schedule(kStartMs + 59'999, 2);  // re-armed earlier, 4 ms from the stepped clock
+  EXPECT_TRUE(timer.WakesWithin(milliseconds(10)));
+  timer.Pause();
+  EXPECT_FALSE(timer.WakesWithin(milliseconds(10)));
 }
 
 }  // namespace
