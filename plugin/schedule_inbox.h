@@ -2,9 +2,9 @@
 // for the thread to take them, and the rule for when handing them over must wake the thread.
 //
 // A delayed record is usually handed over seconds before it falls due, and the delivery thread
-// wakes often anyway: its due timer fires for every tick with a record in it (at 25,000 records
-// a second, about every 1.6 ms). Waking it for each batch the owner hands over cost about a
-// fifth of its wake-ups at that rate, each some 20 us of CPU (docs/BENCHMARKS.md). So the thread
+// wakes often anyway: its due timer fires for every tick with a record in it (under load, every
+// millisecond or two). Waking it for each batch the owner hands over was a third of its wake-ups
+// at 25,000 records a second, each some 20 us of CPU (docs/BENCHMARKS.md). So the thread
 // promises the time by which it looks into the inbox next (its due timer's wake-up), and a batch
 // wakes it only when one of its records is due before that promise plus kPromiseMarginMs (the
 // margin covers a wake-up that comes late), or when there is no promise (the timer is not

@@ -48,9 +48,10 @@
 #   as fast as possible, due 1 s later), then lateness of all three at 50% of at_least_once's
 #   sustained rate and at BENCH_EOS_LOW_RATE, measured both by the broker's LogAppendTime (when
 #   the record was produced) and at the consumer (read_committed: when its transaction committed).
-# idle: what an idle bridge costs. A bridge with its defaults, then one given BENCH_IDLE_KAFKA
-#   too, each on a delay topic that gets no records: after BENCH_IDLE_SETTLE_S seconds, the CPU
-#   seconds of the bridge and of the broker over BENCH_IDLE_S seconds.
+# idle: what an idle bridge costs. A bridge with its defaults, then one given each entry of
+#   BENCH_IDLE_KAFKA too, in turn, BENCH_IDLE_ROUNDS times over, each on a delay topic that gets
+#   no records: after BENCH_IDLE_SETTLE_S seconds, the CPU seconds of the bridge and of the
+#   broker over BENCH_IDLE_S seconds.
 #
 # Environment (defaults in brackets):
 #   BENCH_BUILD_DIR       Release build dir with bin/delaybridge and bin/delaybridge-load [build]
@@ -96,8 +97,10 @@
 #   BENCH_EOS_LOW_RATE    the eos mode's second lateness rate, rec/s [10000]
 #   BENCH_IDLE_S          idle mode: seconds measured [60]
 #   BENCH_IDLE_SETTLE_S   idle mode: seconds after the start not measured [20]
-#   BENCH_IDLE_KAFKA      idle mode: the second bridge's extra kafka: lines, as BENCH_BRIDGE_KAFKA
+#   BENCH_IDLE_KAFKA      idle mode: the other bridges' extra kafka: lines, as BENCH_BRIDGE_KAFKA,
+#                         one bridge per entry, entries separated by '|'
 #                         [librdkafka's fetch defaults: "fetch.wait.max.ms: 500;fetch.min.bytes: 1"]
+#   BENCH_IDLE_ROUNDS     idle mode: how many times each bridge runs [2]
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "$0")/.." && pwd)
@@ -127,6 +130,7 @@ warmup_s=${BENCH_WARMUP_S:-20}
 idle_s=${BENCH_IDLE_S:-60}
 idle_settle_s=${BENCH_IDLE_SETTLE_S:-20}
 idle_kafka=${BENCH_IDLE_KAFKA-fetch.wait.max.ms: 500;fetch.min.bytes: 1}
+idle_rounds=${BENCH_IDLE_ROUNDS:-2}
 bootstrap=127.0.0.1:$port
 load_bin=$build_dir/bin/delaybridge-load
 bridge_bin=$build_dir/bin/delaybridge
@@ -679,27 +683,31 @@ run_failover() {
 broker_cpu_s() { cpu_s "$(cat "$work_dir/kafka/broker.pid")"; }
 
 run_idle() {
-  local rows="| bridge | kafka: extra | bridge CPU s | bridge CPU % of a core | broker CPU s |"
-  rows+=$'\n'"|---|---|---|---|---|"
-  local name extra
-  for name in idle_defaults idle_given; do
-    extra=""
-    [[ $name == idle_given ]] && extra=$idle_kafka
-    load "${name}_topics" --create-topics "$partitions" --create-extra "$name.in.dlq" \
-      --delay-topic "$name.in" --target-topic "$name.in.out" --count 1 --no-consume --warmup 0
-    BENCH_BRIDGE_KAFKA="${BENCH_BRIDGE_KAFKA:-};$extra" \
-      write_config "$name" "$name.in" "$name.in.out" "delaybridge-$name"
-    bridge_start "$name"
-    log "idle: $name (kafka: ${extra:-defaults}), $idle_settle_s s to settle, $idle_s s measured"
-    sleep "$idle_settle_s"
-    local bridge_before broker_before bridge_used broker_used
-    bridge_before=$(cpu_s "$bridge_pid")
-    broker_before=$(broker_cpu_s)
-    sleep "$idle_s"
-    bridge_used=$(awk -v a="$bridge_before" -v b="$(cpu_s "$bridge_pid")" 'BEGIN { printf "%.2f", b - a }')
-    broker_used=$(awk -v a="$broker_before" -v b="$(broker_cpu_s)" 'BEGIN { printf "%.2f", b - a }')
-    bridge_stop
-    rows+=$'\n'"| $name | ${extra:-none} | $bridge_used | $(awk -v c="$bridge_used" -v s="$idle_s" 'BEGIN { printf "%.2f", 100 * c / s }') | $broker_used |"
+  local rows="| round | bridge | kafka: extra | bridge CPU s | bridge CPU % of a core | broker CPU s |"
+  rows+=$'\n'"|---|---|---|---|---|---|"
+  local variants=("") round i name extra
+  IFS='|' read -r -a given <<<"$idle_kafka"
+  variants+=("${given[@]}")
+  for ((round = 1; round <= idle_rounds; round++)); do
+    for i in "${!variants[@]}"; do
+      extra=${variants[$i]}
+      name=idle_${round}_$i
+      load "${name}_topics" --create-topics "$partitions" --create-extra "$name.in.dlq" \
+        --delay-topic "$name.in" --target-topic "$name.in.out" --count 1 --no-consume --warmup 0
+      BENCH_BRIDGE_KAFKA="${BENCH_BRIDGE_KAFKA:-};$extra" \
+        write_config "$name" "$name.in" "$name.in.out" "delaybridge-$name"
+      bridge_start "$name"
+      log "idle: $name (kafka: ${extra:-defaults}), $idle_settle_s s to settle, $idle_s s measured"
+      sleep "$idle_settle_s"
+      local bridge_before broker_before bridge_used broker_used
+      bridge_before=$(cpu_s "$bridge_pid")
+      broker_before=$(broker_cpu_s)
+      sleep "$idle_s"
+      bridge_used=$(awk -v a="$bridge_before" -v b="$(cpu_s "$bridge_pid")" 'BEGIN { printf "%.2f", b - a }')
+      broker_used=$(awk -v a="$broker_before" -v b="$(broker_cpu_s)" 'BEGIN { printf "%.2f", b - a }')
+      bridge_stop
+      rows+=$'\n'"| $round | $i | ${extra:-none} | $bridge_used | $(awk -v c="$bridge_used" -v s="$idle_s" 'BEGIN { printf "%.2f", 100 * c / s }') | $broker_used |"
+    done
   done
   echo
   echo "$rows"
