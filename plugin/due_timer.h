@@ -19,9 +19,9 @@
 //
 // After every wake-up of the asio timer (once it has handed over what fell due and re-armed; a
 // wake-up that was already queued when Pause came does neither) it calls its after-wake
-// callback, if it has one: the owner does there what can wait for the
-// thread's next wake-up (the Deliverer takes the records handed over and its producer's reports),
-// so that nothing else has to wake the thread for it.
+// callback, if it has one: the owner does there what can wait for the thread's next wake-up (the
+// Deliverer takes the records handed over and its producer's reports), so that nothing else has
+// to wake the thread for it.
 //
 // Pause/Resume: while paused nothing is handed over and the asio timer is not armed; Resume
 // hands over what fell due meanwhile and arms again. (exactly_once holds deliveries while the

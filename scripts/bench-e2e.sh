@@ -681,9 +681,13 @@ run_failover() {
 
 # broker_cpu_s: the broker's CPU seconds so far.
 broker_cpu_s() { cpu_s "$(cat "$work_dir/kafka/broker.pid")"; }
+# difference A B: B - A, two decimals. percent PART WHOLE: 100 * PART / WHOLE, two decimals.
+difference() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+percent() { awk -v p="$1" -v w="$2" 'BEGIN { printf "%.2f", 100 * p / w }'; }
 
 run_idle() {
-  local rows="| round | bridge | kafka: extra | bridge CPU s | bridge CPU % of a core | broker CPU s |"
+  local rows="| round | bridge | kafka: extra | bridge CPU s | bridge CPU % of a core"
+  rows+=" | broker CPU s |"
   rows+=$'\n'"|---|---|---|---|---|---|"
   local variants=("") round i name extra
   IFS='|' read -r -a given <<<"$idle_kafka"
@@ -703,10 +707,11 @@ run_idle() {
       bridge_before=$(cpu_s "$bridge_pid")
       broker_before=$(broker_cpu_s)
       sleep "$idle_s"
-      bridge_used=$(awk -v a="$bridge_before" -v b="$(cpu_s "$bridge_pid")" 'BEGIN { printf "%.2f", b - a }')
-      broker_used=$(awk -v a="$broker_before" -v b="$(broker_cpu_s)" 'BEGIN { printf "%.2f", b - a }')
+      bridge_used=$(difference "$bridge_before" "$(cpu_s "$bridge_pid")")
+      broker_used=$(difference "$broker_before" "$(broker_cpu_s)")
       bridge_stop
-      rows+=$'\n'"| $round | $i | ${extra:-none} | $bridge_used | $(awk -v c="$bridge_used" -v s="$idle_s" 'BEGIN { printf "%.2f", 100 * c / s }') | $broker_used |"
+      rows+=$'\n'"| $round | $i | ${extra:-none} | $bridge_used | $(percent "$bridge_used" "$idle_s")"
+      rows+=" | $broker_used |"
     done
   done
   echo
