@@ -214,7 +214,7 @@ Status IngestPipeline::Cancel(PartitionStore& store, const StoredCancel& cancel,
   if (result->loaded_at_ms) {
     // Appended with this consumer batch: not handed over yet.
     const auto in_batch = [&](const DueRecord& r) {
-      return r.store == store.id() && r.record.source_offset() == cancel.target_offset;
+      return r.store == store.id() && r.source_offset == cancel.target_offset;
     };
     for (const DueRecord& r : *due) {
       if (in_batch(r)) store.Acknowledge(r.position);
