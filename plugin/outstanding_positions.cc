@@ -5,19 +5,10 @@
 #include <iterator>
 
 namespace delaybridge::plugin {
-namespace {
-
-// Room for the records of one millisecond at 25k records a second without growing.
-constexpr size_t kEntriesAtCreation = 32;
-
-}  // namespace
 
 bool OutstandingPositions::Add(RecordPosition position) {
   auto [ms, created] = by_ms_.TryEmplace(position.deliver_at_ms);
-  if (created) {
-    order_.push(position.deliver_at_ms);
-    ms->entries.reserve(kEntriesAtCreation);
-  }
+  if (created) order_.push(position.deliver_at_ms);
   if (!Insert(*ms, position.ordinal)) return false;
   ++size_;
   return true;

@@ -5,10 +5,11 @@
 // millisecond, in a hash table of the milliseconds (a few thousand for a lookahead of seconds)
 // over one sorted array of ordinals each. The table holds each millisecond's array in its own
 // slot (FlatInt64Map): records ingested within the preload horizon are added at random
-// milliseconds of it, and std::unordered_map's three cache misses per lookup were 6% of the
-// bridge's CPU samples at 25k records a second. A tree of the milliseconds cost a dozen levels
-// per record; their order is kept instead by a min-heap that gets a millisecond when its array
-// is created, and drops it lazily once it has emptied and reached the top. Ordinals within a
+// milliseconds of it, and with std::unordered_map, whose lookup goes through a bucket array and
+// two list nodes, this class was 6% of the bridge's CPU samples at 25k records a second
+// (docs/BENCHMARKS.md, "plugin/: per-record structures"). A tree of the milliseconds cost a dozen
+// levels per record; their order is kept instead by a min-heap that gets a millisecond when its
+// array is created, and drops it lazily once it has emptied and reached the top. Ordinals within a
 // millisecond arrive almost always in rising order (a store numbers its records in the order
 // they are appended, and loads them in that order), so an add is an append; a removal marks its
 // entry, and the array is compacted once half of it is marked, so records acknowledged in any

@@ -2,13 +2,14 @@
 // 1-5 s later are added at random milliseconds of that window (records ingested within the
 // preload horizon), and the records due now are removed (acknowledged), in a shuffled order.
 // The trace of operations is built once; one iteration replays it on a fresh set, so the
-// per-operation time includes the set's growth to its steady size (window x rate positions).
-// After every 100 operations the benchmark may read the next KiB of a 64 MiB buffer
-// ("evicted_kib"): in the bridge the ingest thread takes a batch of records at a time, and
-// between two batches other threads (the delivery thread, librdkafka's, the broker's on a
-// shared machine) run on its core and push the set's memory out of the cache. 2048 KiB, the
-// L2 cache of the machines in docs/BENCHMARKS.md, makes every batch start cold; without it the
-// whole set stays in the L2 cache, as it does not in the bridge. The reads are not timed.
+// per-operation time includes the set's growth to its steady size (3,000 x per_ms positions:
+// a record stays 3 s on average).
+// After every 100 operations the benchmark may read `evicted_kib` KiB of a 64 MiB buffer,
+// untimed: in the bridge the ingest thread takes a batch of records at a time, and between two
+// batches other threads (the delivery thread, librdkafka's, the broker's on a shared machine)
+// run on its core and push the set's memory out of the cache. 2048 KiB, the L2 cache of the
+// Intel guest in docs/BENCHMARKS.md (the AMD guest's is 1 MiB), makes every batch start cold;
+// without it the whole set stays in the L2 cache, as it does not in the bridge.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
