@@ -7,19 +7,19 @@
 namespace delaybridge::plugin {
 
 bool OutstandingPositions::Add(RecordPosition position) {
-  auto [ms, created] = by_ms_.TryEmplace(position.deliver_at_ms);
+  auto [it, created] = by_ms_.try_emplace(position.deliver_at_ms);
   if (created) order_.push(position.deliver_at_ms);
-  if (!Insert(*ms, position.ordinal)) return false;
+  if (!Insert(it->second, position.ordinal)) return false;
   ++size_;
   return true;
 }
 
 bool OutstandingPositions::Remove(RecordPosition position) {
-  Millisecond* ms = by_ms_.Find(position.deliver_at_ms);
-  if (ms == nullptr || !Erase(*ms, position.ordinal)) return false;
+  auto it = by_ms_.find(position.deliver_at_ms);
+  if (it == by_ms_.end() || !Erase(it->second, position.ordinal)) return false;
   --size_;
-  if (ms->live == 0) {
-    by_ms_.Erase(position.deliver_at_ms);
+  if (it->second.live == 0) {
+    by_ms_.erase(it);
     DropEmptiedFromTop(position.deliver_at_ms);
     RebuildOrderIfStale();
   }
@@ -39,30 +39,31 @@ void OutstandingPositions::RebuildOrderIfStale() {
   if (order_.size() <= 2 * by_ms_.size() + kMinHeapRebuild) return;
   std::vector<int64_t> live;
   live.reserve(by_ms_.size());
-  by_ms_.ForEach(
-      [&live](int64_t deliver_at_ms, const Millisecond&) { live.push_back(deliver_at_ms); });
+  for (const auto& [deliver_at_ms, ms] : by_ms_) live.push_back(deliver_at_ms);
   order_ = decltype(order_)(std::greater<>(), std::move(live));
 }
 
 std::optional<RecordPosition> OutstandingPositions::smallest() const {
   if (by_ms_.empty()) return std::nullopt;
   const int64_t deliver_at_ms = order_.top();
-  const Millisecond* ms = by_ms_.Find(deliver_at_ms);
-  assert(ms != nullptr && "the order's top is a live millisecond");
-  return RecordPosition{deliver_at_ms, ms->entries[ms->first_live].ordinal};
+  assert(by_ms_.contains(deliver_at_ms) && "the order's top is a live millisecond");
+  const Millisecond& ms = by_ms_.at(deliver_at_ms);
+  return RecordPosition{deliver_at_ms, ms.ordinals[ms.first_live]};
 }
 
 bool OutstandingPositions::Insert(Millisecond& ms, uint32_t ordinal) {
-  if (ms.entries.empty() || ms.entries.back().ordinal < ordinal) {
-    ms.entries.push_back(Entry{ordinal, false});
+  if (ms.ordinals.empty() || ms.ordinals.back() < ordinal) {
+    ms.ordinals.push_back(ordinal);
+    ms.removed.push_back(false);
   } else {
-    const auto at = LowerBound(ms, ordinal);
-    const size_t i = static_cast<size_t>(at - ms.entries.begin());
-    if (at != ms.entries.end() && at->ordinal == ordinal) {
-      if (!at->removed) return false;
-      at->removed = false;  // added again after its removal
+    const auto at = std::lower_bound(ms.ordinals.begin(), ms.ordinals.end(), ordinal);
+    const size_t i = static_cast<size_t>(at - ms.ordinals.begin());
+    if (at != ms.ordinals.end() && *at == ordinal) {
+      if (!ms.removed[i]) return false;
+      ms.removed[i] = false;  // added again after its removal
     } else {
-      ms.entries.insert(at, Entry{ordinal, false});
+      ms.ordinals.insert(at, ordinal);
+      ms.removed.insert(ms.removed.begin() + static_cast<std::ptrdiff_t>(i), false);
     }
     ms.first_live = std::min(ms.first_live, i);
   }
@@ -71,27 +72,25 @@ bool OutstandingPositions::Insert(Millisecond& ms, uint32_t ordinal) {
 }
 
 bool OutstandingPositions::Erase(Millisecond& ms, uint32_t ordinal) {
-  const auto at = LowerBound(ms, ordinal);
-  if (at == ms.entries.end() || at->ordinal != ordinal || at->removed) return false;
-  at->removed = true;
+  const auto at = std::lower_bound(ms.ordinals.begin(), ms.ordinals.end(), ordinal);
+  if (at == ms.ordinals.end() || *at != ordinal) return false;
+  const size_t i = static_cast<size_t>(at - ms.ordinals.begin());
+  if (ms.removed[i]) return false;
+  ms.removed[i] = true;
   --ms.live;
-  while (ms.first_live < ms.entries.size() && ms.entries[ms.first_live].removed) ++ms.first_live;
-  if (ms.live > 0 && ms.live * 2 < ms.entries.size()) Compact(ms);
+  while (ms.first_live < ms.ordinals.size() && ms.removed[ms.first_live]) ++ms.first_live;
+  if (ms.live > 0 && ms.live * 2 < ms.ordinals.size()) Compact(ms);
   return true;
-}
-
-std::vector<OutstandingPositions::Entry>::iterator OutstandingPositions::LowerBound(
-    Millisecond& ms, uint32_t ordinal) {
-  return std::lower_bound(ms.entries.begin(), ms.entries.end(), ordinal,
-                          [](const Entry& e, uint32_t o) { return e.ordinal < o; });
 }
 
 void OutstandingPositions::Compact(Millisecond& ms) {
   size_t kept = 0;
-  for (size_t i = ms.first_live; i < ms.entries.size(); ++i) {
-    if (!ms.entries[i].removed) ms.entries[kept++] = ms.entries[i];
+  for (size_t i = ms.first_live; i < ms.ordinals.size(); ++i) {
+    if (ms.removed[i]) continue;
+    ms.ordinals[kept++] = ms.ordinals[i];
   }
-  ms.entries.resize(kept);
+  ms.ordinals.resize(kept);
+  ms.removed.assign(kept, false);
   ms.first_live = 0;
 }
 

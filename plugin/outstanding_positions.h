@@ -3,17 +3,14 @@
 // on the per-record path of the ingest thread. One tree node per record (std::set) cost a cache
 // miss per level with hundreds of thousands outstanding; here positions are grouped by
 // millisecond, in a hash table of the milliseconds (a few thousand for a lookahead of seconds)
-// over one sorted array of ordinals each. The table holds each millisecond's array in its own
-// slot (FlatInt64Map): records ingested within the preload horizon are added at random
-// milliseconds of it, and with std::unordered_map, whose lookup goes through a bucket array and
-// two list nodes, this class was 6% of the bridge's CPU samples at 25k records a second
-// (docs/BENCHMARKS.md, "plugin/: per-record structures"). A tree of the milliseconds cost a dozen
-// levels per record; their order is kept instead by a min-heap that gets a millisecond when its
-// array is created, and drops it lazily once it has emptied and reached the top. Ordinals within a
-// millisecond arrive almost always in rising order (a store numbers its records in the order
-// they are appended, and loads them in that order), so an add is an append; a removal marks its
-// entry, and the array is compacted once half of it is marked, so records acknowledged in any
-// order, even a million due in one millisecond, cost O(log n) each.
+// over one sorted array of ordinals each. A tree of the milliseconds still cost a dozen levels
+// per record (12% of the ingest thread's samples at 25k records a second); their order is kept
+// instead by a min-heap that gets a millisecond when its array is created, and drops it lazily
+// once it has emptied and reached the top. Ordinals within a millisecond arrive almost always
+// in rising order (a store numbers its records in the order they are appended, and loads them
+// in that order), so an add is an append; a removal marks its entry, and the array is compacted
+// once half of it is marked, so records acknowledged in any order, even a million due in one
+// millisecond, cost O(log n) each.
 //
 // Thread-safety: none; the owner's thread.
 #pragma once
@@ -23,9 +20,8 @@
 #include <functional>
 #include <optional>
 #include <queue>
+#include <unordered_map>
 #include <vector>
-
-#include "plugin/flat_int64_map.h"
 
 namespace delaybridge::plugin {
 
@@ -49,19 +45,14 @@ class OutstandingPositions {
   size_t order_entries() const { return order_.size(); }
 
  private:
-  struct Entry {
-    uint32_t ordinal = 0;
-    bool removed = false;
-  };
   // The ordinals of one millisecond, sorted; removed ones stay marked until compaction.
   struct Millisecond {
-    std::vector<Entry> entries;
+    std::vector<uint32_t> ordinals;
+    std::vector<bool> removed;
     size_t first_live = 0;  // every entry before it is removed
     size_t live = 0;
   };
   static bool Insert(Millisecond& ms, uint32_t ordinal);
-  // The first entry whose ordinal is not below ordinal.
-  static std::vector<Entry>::iterator LowerBound(Millisecond& ms, uint32_t ordinal);
   static bool Erase(Millisecond& ms, uint32_t ordinal);
   static void Compact(Millisecond& ms);
 
@@ -72,7 +63,7 @@ class OutstandingPositions {
   // Builds order_ anew from the live milliseconds once emptied ones are half of it.
   void RebuildOrderIfStale();
 
-  FlatInt64Map<Millisecond> by_ms_;  // only milliseconds with live entries
+  std::unordered_map<int64_t, Millisecond> by_ms_;  // only milliseconds with live entries
   // Every key of by_ms_, and emptied milliseconds not yet dropped (maybe twice, when one was
   // created again); the top is always live.
   std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> order_;

@@ -21,10 +21,8 @@ inline const TopicPartitionId kStoredPartition{"delayed", 2};
 inline DelayedRecord StoredRecordAt(int64_t offset, int64_t deliver_at_ms) {
   DelayedRecord r;
   r.target_topic = "delivered";
-  // Appended, not "k" + std::to_string(offset): GCC 12 at -O3 warns a false -Wrestrict on that
-  // operator+ once inlined.
-  r.key = std::string("k").append(std::to_string(offset));
-  r.value = std::string("v").append(std::to_string(offset));
+  r.key = "k" + std::to_string(offset);
+  r.value = "v" + std::to_string(offset);
   r.source_topic = kStoredPartition.topic;
   r.source_partition = kStoredPartition.partition;
   r.source_offset = offset;
