@@ -115,8 +115,9 @@ void Deliverer::RunAndWait(const std::function<void()>& fn) {
 void Deliverer::Schedule(std::vector<DueRecord> records) {
   if (records.empty()) return;
   in_memory_.fetch_add(records.size(), std::memory_order_relaxed);
-  int64_t earliest_due_ms = records.front().deliver_at_ms;
-  for (const DueRecord& r : records) earliest_due_ms = std::min(earliest_due_ms, r.deliver_at_ms);
+  int64_t earliest_due_ms = records.front().requested_deliver_at_ms;
+  for (const DueRecord& r : records)
+    earliest_due_ms = std::min(earliest_due_ms, r.requested_deliver_at_ms);
   if (inbox_.Put(std::move(records), earliest_due_ms)) {
     boost::asio::post(commands_, [this] { TakeHandedOver(); });
   }
@@ -279,7 +280,7 @@ void Deliverer::ScheduleNow(std::vector<DueRecord> records) {
       due_timer_.HandOverDueIfLate();
     }
     DueRecord& r = records[i];
-    const int64_t deadline_ms = r.deliver_at_ms;
+    const int64_t deadline_ms = r.requested_deliver_at_ms;
     const int64_t source_offset = r.source_offset;
     if (!looked_up || r.store != *looked_up) {
       looked_up = r.store;

@@ -22,21 +22,23 @@
 
 namespace delaybridge::plugin {
 
-// A durable record handed to the delivery thread.
+// A durable record handed to the delivery thread. Its copies of fields of `record` are made by
+// the constructor, so `record` is never replaced in a DueRecord (and is declared last: the
+// constructor reads `encoded` before moving it).
 struct DueRecord {
   DueRecord(TopicPartitionId from_store, RecordPosition at, EncodedRecord encoded)
       : store(std::move(from_store)),
         position(at),
-        deliver_at_ms(encoded.requested_deliver_at_ms()),
+        requested_deliver_at_ms(encoded.requested_deliver_at_ms()),
         source_offset(encoded.source_offset()),
         record(std::move(encoded)) {}
 
   TopicPartitionId store;
-  RecordPosition position;
-  // The record's requested_deliver_at_ms and source_offset, read when it is made, while its
-  // bytes are in the cache: the owner (the earliest due time of a batch) and the delivery thread
-  // (the wheel's deadline, the cancel index) use them seconds before the bytes are produced.
-  int64_t deliver_at_ms;
+  RecordPosition position;  // where the store placed it: maybe later than requested
+  // The record's own fields, read when it is made, while its bytes are in the cache: the owner
+  // (a batch's earliest due time, IngestPipeline::Cancel's match) and the delivery thread (the
+  // wheel's deadline, the cancel index) use them seconds before the bytes are produced.
+  int64_t requested_deliver_at_ms;
   int64_t source_offset;
   EncodedRecord record;
 };

@@ -50,9 +50,9 @@ std::vector<Operation> BridgeTrace(int64_t per_ms, int64_t window_ms, int64_t ru
 
 void BM_OutstandingPositionsBridgeTrace(benchmark::State& state) {
   const std::vector<Operation> trace = BridgeTrace(state.range(0), 5000, 20'000);
-  const auto evicted = static_cast<size_t>(state.range(1)) * 1024 / sizeof(uint64_t);
+  const auto evicted_words = static_cast<size_t>(state.range(1)) * 1024 / sizeof(uint64_t);
   std::vector<uint64_t> other_memory((64u << 20) / sizeof(uint64_t), 1);
-  size_t at = 0;
+  size_t cursor = 0;
   uint64_t sum = 0;
   for (auto _ : state) {
     OutstandingPositions set;
@@ -60,11 +60,11 @@ void BM_OutstandingPositionsBridgeTrace(benchmark::State& state) {
       const Operation& op = trace[i];
       const bool done = op.add ? set.Add(op.position) : set.Remove(op.position);
       benchmark::DoNotOptimize(done);
-      if (evicted == 0 || i % 100 != 99) continue;
+      if (evicted_words == 0 || i % 100 != 99) continue;
       state.PauseTiming();  // the other threads' time is not the set's
-      for (size_t read = 0; read < evicted; read += 8) {
-        sum += other_memory[at];
-        at = (at + 8) % other_memory.size();
+      for (size_t read = 0; read < evicted_words; read += 8) {  // a word of each cache line
+        sum += other_memory[cursor];
+        cursor = (cursor + 8) % other_memory.size();
       }
       state.ResumeTiming();
     }
