@@ -33,7 +33,11 @@ inline constexpr uint64_t kMaxEntriesPerHour = 0xFFFFFFFE;
 inline constexpr size_t kHeadsSlotHeaderSize = 24;
 inline constexpr size_t kHeadsSlotSize = kHeadsSlotHeaderSize + kSecondsPerHour * 8;  // 28824
 inline constexpr size_t kHeadsFileSize = kFileHeaderSize + 2 * kHeadsSlotSize;        // 57672
-inline constexpr size_t kCheckpointFileSize = 40;
+// The checkpoint file has a version of its own: two slots since version 2.
+inline constexpr uint32_t kCheckpointVersion = 2;
+inline constexpr size_t kCheckpointV1FileSize = 40;  // version 1: one record, replaced whole
+inline constexpr size_t kCheckpointSlotSize = 48;
+inline constexpr size_t kCheckpointFileSize = 2 * kCheckpointSlotSize;  // 96
 
 inline constexpr size_t kWriteBufferBytes = 131072;
 inline constexpr size_t kIndexBufferBytes = 32768;

@@ -9,7 +9,6 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <future>
@@ -17,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/storage/bench_dir.h"
 #include "storage/crc32c.h"
 #include "storage/delay_log_store.h"
 #include "storage/format.h"
@@ -31,15 +31,6 @@ constexpr int64_t kBaseMs = 1'795'363'200'000;  // 2026-11-22T16:00:00Z
 constexpr int64_t kHourMs = 3'600'000;
 constexpr auto kSyncEvery = std::chrono::milliseconds(5);
 constexpr size_t kRawBufferBytes = kWriteBufferBytes;  // as large as the store's data writes
-
-std::string FreshDir(const std::string& name) {
-  const char* base = std::getenv("DELAYBRIDGE_BENCH_DIR");
-  std::filesystem::path dir = std::filesystem::path(base != nullptr ? base : "/tmp") /
-                              ("delaybridge-bench-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
 
 // Calls sync every kSyncEvery of wall time; checked every 16 appends to keep clock reads cheap.
 class SyncCadence {

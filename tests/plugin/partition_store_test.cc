@@ -307,7 +307,8 @@ TEST_F(PartitionStoreTest, ADamagedCheckpointIsIgnoredAndNothingIsSkipped) {
       dir_.path() + "/" + kStoredPartition.ToString() + "/" + storage::kCheckpointFileName;
   std::string bytes = testing::ReadFile(path);
   ASSERT_FALSE(bytes.empty());
-  bytes[bytes.size() / 2] ^= 0x5a;
+  // The store's only checkpoint is in slot 1 (slot 0 is empty): no valid slot is left.
+  bytes[storage::kCheckpointSlotSize + 8] ^= 0x5a;
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << bytes;
