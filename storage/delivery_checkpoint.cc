@@ -80,7 +80,7 @@ Status CreateCheckpointFile(const std::string& store_dir, const DeliveryCheckpoi
   const std::string final_path = store_dir + "/" + kCheckpointFileName;
   auto stop = [&](CheckpointStep step) { return !continue_after(step); };
   std::string bytes(kCheckpointFileSize, '\0');
-  bytes.replace((generation % 2) * kCheckpointSlotSize, kCheckpointSlotSize,
+  bytes.replace(CheckpointSlotOffset(generation), kCheckpointSlotSize,
                 EncodeCheckpointSlot(cp, generation));
 
   Result<PosixFile> temp = PosixFile::Open(temp_path, PosixFile::Mode::kCreateReadWrite);
@@ -106,7 +106,7 @@ Status OverwriteOlderSlot(PosixFile* file, const DeliveryCheckpoint& cp, uint64_
                           const CheckpointStepHook& continue_after) {
   auto stop = [&](CheckpointStep step) { return !continue_after(step); };
   const std::string slot = EncodeCheckpointSlot(cp, generation);
-  const uint64_t offset = (generation % 2) * kCheckpointSlotSize;
+  const uint64_t offset = CheckpointSlotOffset(generation);
   const size_t half = slot.size() / 2;
   if (Status s = file->WriteAt(offset, std::string_view(slot).substr(0, half)); !s.ok()) return s;
   if (stop(CheckpointStep::kSlotHalfWritten)) return Interrupted("while writing the slot");
@@ -143,7 +143,8 @@ Result<DecodedCheckpoint> DecodeCheckpointFile(std::string_view bytes, const std
                               std::to_string(kCheckpointV1FileSize) + " to " +
                               std::to_string(kCheckpointFileSize));
   }
-  const SlotReading slots[] = {ReadSlot(bytes, 0), ReadSlot(bytes, kCheckpointSlotSize)};
+  const SlotReading slots[] = {ReadSlot(bytes, CheckpointSlotOffset(0)),
+                               ReadSlot(bytes, CheckpointSlotOffset(1))};
   std::optional<DecodedCheckpoint> newest;
   for (const SlotReading& slot : slots) {
     if (slot.newer_version) {
@@ -157,7 +158,7 @@ Result<DecodedCheckpoint> DecodeCheckpointFile(std::string_view bytes, const std
   }
   if (!newest) {
     return Status::Corruption(path + ": no valid slot (at offset 0: " + slots[0].problem +
-                              "; at offset " + std::to_string(kCheckpointSlotSize) + ": " +
+                              "; at offset " + std::to_string(CheckpointSlotOffset(1)) + ": " +
                               slots[1].problem + ")");
   }
   return *newest;

@@ -37,7 +37,13 @@ inline constexpr size_t kHeadsFileSize = kFileHeaderSize + 2 * kHeadsSlotSize;  
 inline constexpr uint32_t kCheckpointVersion = 2;
 inline constexpr size_t kCheckpointV1FileSize = 40;  // version 1: one record, replaced whole
 inline constexpr size_t kCheckpointSlotSize = 48;
-inline constexpr size_t kCheckpointFileSize = 2 * kCheckpointSlotSize;  // 96
+// Slot 1 starts a page (and so a device sector) after slot 0: a write torn by a power cut damages
+// the sector it was writing, whole on some devices, and that sector holds one slot only.
+inline constexpr size_t kCheckpointSlotStride = 4096;
+inline constexpr size_t kCheckpointFileSize = kCheckpointSlotStride + kCheckpointSlotSize;  // 4144
+inline uint64_t CheckpointSlotOffset(uint64_t generation) {
+  return (generation % 2) * kCheckpointSlotStride;
+}
 
 inline constexpr size_t kWriteBufferBytes = 131072;
 inline constexpr size_t kIndexBufferBytes = 32768;

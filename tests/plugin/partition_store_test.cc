@@ -308,7 +308,7 @@ TEST_F(PartitionStoreTest, ADamagedCheckpointIsIgnoredAndNothingIsSkipped) {
   std::string bytes = testing::ReadFile(path);
   ASSERT_FALSE(bytes.empty());
   // The store's only checkpoint is in slot 1 (slot 0 is empty): no valid slot is left.
-  bytes[storage::kCheckpointSlotSize + 8] ^= 0x5a;
+  bytes[storage::CheckpointSlotOffset(1) + 8] ^= 0x5a;
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << bytes;

@@ -826,7 +826,7 @@ TEST_F(DumpBinaryTest, ClearMessagesForDirectoriesThatCannotBeInspected) {
 TEST_F(DumpBinaryTest, DamagedCheckpointIsReported) {
   WriteCheckpoint(WriteStore(store_, 30));
   // A store's first checkpoint is in slot 1, slot 0 empty: damaging it leaves no valid slot.
-  PatchFile(store_ + "/CHECKPOINT", storage::kCheckpointSlotSize + 9, "\x7f");
+  PatchFile(store_ + "/CHECKPOINT", storage::CheckpointSlotOffset(1) + 9, "\x7f");
   DumpRun summary = Dump({store_});
   EXPECT_EQ(summary.exit_code, 1);
   EXPECT_NE(summary.err.find("CHECKPOINT"), std::string::npos) << summary.err;
