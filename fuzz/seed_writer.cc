@@ -44,8 +44,9 @@ plugin::StoredCancel Cancel(int64_t target_offset) {
                               fuzz::kStoreHourStartMs};
 }
 
-// One store seed: records over a few seconds, closed (head table saved), with a checkpoint.
-std::string StoreSeed(const fs::path& scratch, int records, bool with_checkpoint) {
+// One store seed: records over a few seconds, closed (head table saved), with a checkpoint
+// written `checkpoints` times (the second write fills the file's other slot).
+std::string StoreSeed(const fs::path& scratch, int records, int checkpoints) {
   fs::remove_all(scratch);
   storage::StoreOptions options;
   options.dir = scratch.string();
@@ -62,9 +63,9 @@ std::string StoreSeed(const fs::path& scratch, int records, bool with_checkpoint
                            plugin::EncodeStoredCancel(Cancel(target.source_offset)));
   }
   (void)(*store)->Close();
-  if (with_checkpoint) {
+  for (int i = 0; i < checkpoints; ++i) {
     (void)storage::WriteDeliveryCheckpoint(
-        options.dir, {fuzz::kStoreHourStartMs + 1400, 1, fuzz::kStoreHourStartMs + 2000});
+        options.dir, {fuzz::kStoreHourStartMs + 1400 + i, 1, fuzz::kStoreHourStartMs + 2000});
   }
   return fuzz::PackStore(options.dir);
 }
@@ -88,9 +89,12 @@ int main(int argc, char** argv) {
   }
   const fs::path corpus(argv[1]);
   const fs::path scratch = fs::temp_directory_path() / "fuzz_seed_writer_store";
-  WriteSeed(corpus / "store", "empty-hour", StoreSeed(scratch, 0, false));
-  WriteSeed(corpus / "store", "three-records", StoreSeed(scratch, 3, true));
-  WriteSeed(corpus / "store", "twelve-records", StoreSeed(scratch, 12, true));
+  WriteSeed(corpus / "store", "empty-hour", StoreSeed(scratch, 0, 0));
+  // The committed three-records and twelve-records predate checkpoint version 2, so their
+  // version 1 checkpoints keep the upgrade path fuzzed; rewriting the seeds makes them version 2.
+  WriteSeed(corpus / "store", "three-records", StoreSeed(scratch, 3, 1));
+  WriteSeed(corpus / "store", "twelve-records", StoreSeed(scratch, 12, 1));
+  WriteSeed(corpus / "store", "three-records-two-checkpoints", StoreSeed(scratch, 3, 2));
   fs::remove_all(scratch);
 
   for (int i = 0; i < 4; ++i) {
