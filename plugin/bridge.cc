@@ -400,6 +400,7 @@ void Bridge::PersistCheckpoints() {
 void Bridge::AddDeliveryStats(const DeliveryStats& d) {
   delivered_ += d.delivered;
   delivery_retries_ += d.retries;
+  delivery_queue_full_ += d.queue_full;
   delivery_refused_ += d.refused;
   dead_letters_reduced_ += d.reduced;
   dead_letters_dropped_ += d.dropped;
@@ -426,8 +427,10 @@ void Bridge::LogStats() {
                  " transactions_aborted=" + std::to_string(cutter_->rollbacks()) +
                  " transaction_max_ms=" + std::to_string(cutter_->TakeLongestCutMs())
            : std::string()) +
-      " delivered=" + std::to_string(delivered_) + " delivery_retries=" +
-      std::to_string(delivery_retries_) + " delivery_refused=" + std::to_string(delivery_refused_) +
+      " delivered=" + std::to_string(delivered_) +
+      " delivery_retries=" + std::to_string(delivery_retries_) +
+      " delivery_queue_full=" + std::to_string(delivery_queue_full_) +
+      " delivery_refused=" + std::to_string(delivery_refused_) +
       " dead_letters_reduced=" + std::to_string(dead_letters_reduced_) +
       " dead_letters_dropped=" + std::to_string(dead_letters_dropped_) +
       " corrupt=" + std::to_string(corrupt_records_ + in.corrupt_records) +
@@ -499,6 +502,7 @@ BridgeMetrics Bridge::GatherMetrics(const DeliveryStats& d) {
   m.stored = ingest_->counts().stored;
   m.delivered = delivered_;
   m.delivery_retries = delivery_retries_;
+  m.delivery_queue_full = delivery_queue_full_;
   m.rejected = ingest_->counts().dead_lettered;
   m.refused = delivery_refused_;
   m.cancelled = ingest_->counts().cancelled;

@@ -161,6 +161,7 @@ class Bridge final : public RebalanceListener {
   LatenessHistogram stats_lateness_at_ack_;      // since the last stats line
   uint64_t delivered_ = 0;                       // totals of the Deliverer's per-interval stats
   uint64_t delivery_retries_ = 0;
+  uint64_t delivery_queue_full_ = 0;
   uint64_t delivery_refused_ = 0;  // refused for good by the target, dead-lettered instead
   uint64_t dead_letters_reduced_ = 0;
   uint64_t dead_letters_dropped_ = 0;

@@ -131,6 +131,9 @@ std::string RenderMetrics(const BridgeMetrics& m) {
           "Reduced dead letters refused too: logged and given up.", m.dead_letters_dropped);
   Counter(out, "delaybridge_delivery_retries_total",
           "Deliveries produced again after a transient error.", m.delivery_retries);
+  Counter(out, "delaybridge_delivery_queue_full_total",
+          "Produce attempts the producer's full queue refused; the record waited 10 ms.",
+          m.delivery_queue_full);
   Counter(out, "delaybridge_corrupt_records_total",
           "Stored records skipped because their checksum or encoding failed.", m.corrupt_records);
   Counter(out, "delaybridge_append_failures_total",

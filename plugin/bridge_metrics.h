@@ -40,6 +40,7 @@ struct BridgeMetrics {
   uint64_t stored = 0;
   uint64_t delivered = 0;
   uint64_t delivery_retries = 0;
+  uint64_t delivery_queue_full = 0;  // produce attempts refused by the producer's full queue
   uint64_t rejected = 0;         // dead-lettered at ingest (a header, a size, a target not allowed)
   uint64_t refused = 0;          // dead-lettered because the target refused the delivery for good
   uint64_t cancelled = 0;        // cancels whose target was pending: never delivered

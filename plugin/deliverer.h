@@ -72,6 +72,8 @@ struct DeliveryStats {
   uint64_t refused = 0;  // records their target refused for good, dead-lettered instead
   uint64_t reduced = 0;  // dead letters refused whole, produced without value and headers
   uint64_t dropped = 0;  // reduced dead letters refused too: logged and settled
+  // Produce attempts refused because the producer's queue was full; the record waited 10 ms.
+  uint64_t queue_full = 0;
   size_t in_memory = 0;  // records handed over and not yet acknowledged or released
   size_t in_wheel = 0;
   int in_flight = 0;  // produced, not yet acknowledged
@@ -181,7 +183,9 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   void WaitUntil(uint64_t token, PendingDelivery& d, int64_t at_ms);
   // DueTimer's callback: produces the records that fell due.
   void ProduceDue(const std::vector<uint64_t>& tokens, int64_t now_ms);
-  void Produce(uint64_t token, int64_t now_ms);
+  // Produces the record token names, or puts it back in the timer (too early, a retry) or
+  // settles it. False when the producer's queue was full: the record waits 10 ms.
+  bool Produce(uint64_t token, int64_t now_ms);
   // A delivery report refused d for good (err is permanent): makes d its next attempt, in a
   // batch of its own the first time its batch was too large, else in its next form (false:
   // there is none, it was dropped and is to be settled). The one rule for both guarantees:
@@ -251,6 +255,8 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
   std::unique_ptr<KafkaWakeup> producer_wakeup_;
   bool producer_wakeup_armed_ = false;
   bool fatal_reported_ = false;
+  // ProduceDue found the producer's queue full: the next one serves the reports first.
+  bool producer_queue_was_full_ = false;
   WarningThrottle warnings_;
 
   const std::string dead_letter_topic_;

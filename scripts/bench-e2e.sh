@@ -80,6 +80,7 @@
 #                         (e.g. "sync_interval_ms: 1000;max_open_hours: 1024") []
 #   BENCH_BRIDGE_WHEEL    extra lines for the bridge's wheel: section, the same way
 #                         (e.g. "max_preloaded_records: 200000") []
+#   BENCH_TICK_MS         the bridge's wheel.tick_ms [1]
 #   BENCH_STORAGE_DIR     put the bridge's DelayLog here instead of the work dir (e.g. a tmpfs, to
 #                         see what the DelayLog's fdatasyncs cost the broker on a shared disk) []
 #   BENCH_BRIDGE_NICE     run the bridge with this nice value (e.g. -5: ahead of the broker and
@@ -199,7 +200,7 @@ storage:
   dir: $data
 $(tr ';' '\n' <<<"${BENCH_BRIDGE_STORAGE:-}" | sed '/^ *$/d; s/^ */  /')
 wheel:
-  tick_ms: 1
+  tick_ms: ${BENCH_TICK_MS:-1}
   preload_seconds: 5
 $(tr ';' '\n' <<<"${BENCH_BRIDGE_WHEEL:-}" | sed '/^ *$/d; s/^ */  /')
 max_delay: 3650d

@@ -72,6 +72,7 @@ TEST(BridgeMetricsTest, RendersEveryFamilyWithItsSamples) {
            "delaybridge_cancels_total{result=\"too_late\"} 4",
            "delaybridge_cancels_total{result=\"unknown\"} 1",
            "delaybridge_delivery_retries_total 0",
+           "delaybridge_delivery_queue_full_total 0",
            "delaybridge_transactions_total 7",
            "delaybridge_records_in_memory 5",
            "delaybridge_partitions_assigned 2",

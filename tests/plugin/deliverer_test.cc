@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <set>
 
@@ -177,6 +178,42 @@ TEST_F(DelivererTest, ProducesWhenDueAndAcknowledgesPositions) {
   EXPECT_EQ(stats.lateness_at_produce.early_count(), 0);
   EXPECT_EQ(stats.in_memory, 0u);
   EXPECT_EQ(deliverer_->TakeStats().delivered, 0u);  // per interval
+}
+
+// Reproduces a drain of 250,000 records due at once delivering at a tenth of the pipe's rate:
+// with librdkafka's queue (queue.buffering.max.messages) full, every record of the due batch was
+// tried and refused, and all of them tried again 10 ms later. The first refusal puts the rest
+// of the batch back untried.
+TEST_F(DelivererTest, AFullProducerQueueSendsTheRestOfTheDueBatchBackUntried) {
+  StartDeliverer({{"queue.buffering.max.messages", "50"}});
+  constexpr int kRecords = 2000;
+  const int64_t at_ms = clock_.now_ms() + 100;
+  std::vector<DueRecord> due;
+  for (int i = 0; i < kRecords; ++i) due.push_back(Loaded(kStoreA, at_ms, i, i));
+  deliverer_->Schedule(std::move(due));
+
+  const AckBatch acks = AwaitAcks(kRecords, 0);
+  EXPECT_EQ(acks.delivered.size(), static_cast<size_t>(kRecords));
+  const DeliveryStats stats = deliverer_->TakeStats();
+  EXPECT_EQ(stats.delivered, static_cast<uint64_t>(kRecords));
+  // A turn of the timer sends what fits (about 50) and is refused once; trying the whole rest
+  // of the batch, the first turn alone was refused 1,950 times.
+  EXPECT_GT(stats.queue_full, 0u);
+  EXPECT_LT(stats.queue_full, static_cast<uint64_t>(kRecords / 4)) << "records tried in vain";
+
+  // Put back in their order: each partition has them in the order they fell due.
+  const std::vector<TestRecord> out = Consume(kTarget, 2, kRecords);
+  ASSERT_EQ(out.size(), static_cast<size_t>(kRecords));
+  std::map<int32_t, int> last_of_partition;
+  for (const TestRecord& r : out) {
+    const std::string source = r.Header("x-delay-source").value_or("?/?/-1");
+    const int i = std::stoi(source.substr(source.rfind('/') + 1));  // "delayed/0/<offset>"
+    auto [last, first] = last_of_partition.emplace(r.partition, i);
+    if (!first) {
+      EXPECT_GT(i, last->second) << "partition " << r.partition;
+      last->second = i;
+    }
+  }
 }
 
 // Reproduces the delivery thread waking the bridge's loop once per delivery report (4,400
