@@ -53,7 +53,7 @@ Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
   std::unique_ptr<RecordProducer> p(new RecordProducer(logger, std::move(on_ack), stats));
   std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::string errstr;
-  // The kafka map may override both defaults.
+  // The kafka map may override every default.
   // - linger.ms 5 (librdkafka's default, set so it is seen): a shorter linger sends more and
   //   smaller requests, and a partition whose records have lingered while its request is in
   //   flight wakes the broker thread in vain until the answer comes (below). Against 1 ms, 5 ms
@@ -67,8 +67,13 @@ Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
   //   queued behind it, so the thread sleeps on the socket; batches grow while it waits. Records
   //   that all go to one partition still spin it while the broker stalls (docs/BENCHMARKS.md).
   //   Measured in docs/BENCHMARKS.md (p99 lateness at 75k rec/s: 1,008 -> 47 ms).
-  const std::pair<const char*, const char*> kDefaults[] = {{"linger.ms", "5"},
-                                                           {"max.in.flight", "1"}};
+  // - queue.buffering.max.messages 50000 (librdkafka's is 100000): the queue keeps a copy of
+  //   each record produced and not yet acknowledged, beside the records the preloader holds
+  //   (wheel.max_preloaded_records). Draining 500,000 records due at once, the bridge peaked at
+  //   250-256 MB with 100000 and at 216 MB with 50000, and drained at 1.9-2.2x the pipe's rate
+  //   either way: a full queue puts the due records back cheaply (Deliverer::ProduceDue).
+  const std::pair<const char*, const char*> kDefaults[] = {
+      {"linger.ms", "5"}, {"max.in.flight", "1"}, {"queue.buffering.max.messages", "50000"}};
   for (const auto& [key, value] : kDefaults) {
     if (conf->set(key, value, errstr) != RdKafka::Conf::CONF_OK) {
       return Status::InvalidArgument(std::string("producer: ") + key + ": " + errstr);
