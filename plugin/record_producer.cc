@@ -69,9 +69,10 @@ Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
   //   Measured in docs/BENCHMARKS.md (p99 lateness at 75k rec/s: 1,008 -> 47 ms).
   // - queue.buffering.max.messages 50000 (librdkafka's is 100000): the queue keeps a copy of
   //   each record produced and not yet acknowledged, beside the records the preloader holds
-  //   (wheel.max_preloaded_records). Draining 500,000 records due at once, the bridge peaked at
-  //   250-256 MB with 100000 and at 216 MB with 50000, and drained at 1.9-2.2x the pipe's rate
-  //   either way: a full queue puts the due records back cheaply (Deliverer::ProduceDue).
+  //   (wheel.max_preloaded_records), so this bounds what a drain holds at once. Draining 500,000
+  //   records due at once, the bridge peaked at 250 and 256 MB with 100000 (two runs) and at
+  //   216 MB with 50000 (one run), at 1.9-2.2x the pipe's rate; a full queue puts the due
+  //   records back cheaply (Deliverer::ProduceDue). docs/BENCHMARKS.md, "Draining a backlog".
   const std::pair<const char*, const char*> kDefaults[] = {
       {"linger.ms", "5"}, {"max.in.flight", "1"}, {"queue.buffering.max.messages", "50000"}};
   for (const auto& [key, value] : kDefaults) {
