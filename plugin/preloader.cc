@@ -63,16 +63,39 @@ bool LoadSecond(PartitionStore& store, int64_t second,
   return true;
 }
 
+// A head table that fails its checks: the store cannot be walked. Any other error may pass (out
+// of descriptors, an I/O error) and the walk is tried again.
+bool IsDamage(const Status& s) { return s.code() == Status::Code::kCorruption; }
+
+Status FailedWalk(const PartitionStore& store, const Status& s) {
+  return s.WithContext("preload " + store.id().ToString());
+}
+
+// Whether the walk loads `second` after `loaded` records (PreloadReach says when).
+Result<bool> LoadsSecond(storage::DelayLogStore& log, int64_t second, const PreloadReach& reach,
+                         size_t loaded) {
+  if (second < reach.due_second) return loaded < reach.due_budget;
+  const size_t budget = second < reach.near_second ? reach.near_budget : reach.ahead_budget;
+  if (loaded >= budget) return false;  // whatever the second holds: no need to count it
+  Result<uint32_t> count = log.CountInSecond(second);
+  if (!count.ok()) return count.status();
+  return loaded + *count <= budget;
+}
+
 }  // namespace
 
 PreloadReach BridgePreloadReach(const PartitionStore& store, int64_t now_ms,
                                 int64_t lookahead_seconds, size_t in_memory, size_t max_in_memory) {
-  const size_t ahead_room = max_in_memory / 2;
+  const auto room_below = [in_memory](size_t ceiling) {
+    return in_memory < ceiling ? ceiling - in_memory : size_t{0};
+  };
   return PreloadReach{
-      .due_second = store.PreloadHorizonSecond(now_ms, std::min<int64_t>(1, lookahead_seconds)),
-      .due_budget = in_memory < max_in_memory ? max_in_memory - in_memory : 0,
+      .due_second = store.PreloadHorizonSecond(now_ms + kPreloadLeadMs, 0),
+      .due_budget = room_below(max_in_memory),
+      .near_second = store.PreloadHorizonSecond(now_ms, std::min<int64_t>(1, lookahead_seconds)),
+      .near_budget = room_below(max_in_memory * 3 / 4),
       .horizon_second = store.PreloadHorizonSecond(now_ms, lookahead_seconds),
-      .ahead_budget = in_memory < ahead_room ? ahead_room - in_memory : 0,
+      .ahead_budget = room_below(max_in_memory / 2),
   };
 }
 
@@ -81,21 +104,27 @@ Result<PreloadResult> PreloadStore(
     const std::function<void(RecordPosition, EncodedRecord&&)>& on_record,
     const std::function<void(const std::string&)>& on_corrupt) {
   PreloadResult result;
-  const int64_t horizon_second = std::max(reach.due_second, reach.horizon_second);
+  const int64_t horizon_second =
+      std::max({reach.due_second, reach.near_second, reach.horizon_second});
   while (store.preloaded_until_second() < horizon_second) {
     auto next = store.log().NextNonEmptySecond(store.preloaded_until_second(), horizon_second);
-    if (!next.ok() && next.status().code() != Status::Code::kCorruption) {
+    if (!next.ok()) {
+      if (IsDamage(next.status())) return FailedWalk(store, next.status());
       result.retry = next.status().WithContext("find the next second");
       break;
     }
-    if (!next.ok()) return next.status().WithContext("preload " + store.id().ToString());
     if (!next->has_value()) {
       store.set_preloaded_until_second(horizon_second);  // nothing more before the horizon
       break;
     }
     const int64_t second = **next;
-    const size_t budget = second < reach.due_second ? reach.due_budget : reach.ahead_budget;
-    if (result.loaded >= budget) {
+    Result<bool> loads = LoadsSecond(store.log(), second, reach, result.loaded);
+    if (!loads.ok()) {
+      if (IsDamage(loads.status())) return FailedWalk(store, loads.status());
+      result.retry = loads.status().WithContext("count second " + std::to_string(second));
+      break;
+    }
+    if (!*loads) {
       store.set_preloaded_until_second(second);  // the seconds before it are empty
       break;
     }

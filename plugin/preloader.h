@@ -31,24 +31,41 @@ struct PreloadResult {
   Status retry;
 };
 
-// How far one walk goes. Seconds before due_second fall due within the next second: they are
-// loaded while fewer than due_budget records were loaded by this walk. Later seconds, up to
-// horizon_second, are loaded while fewer than ahead_budget were. (Each second is loaded whole,
-// so a budget can be exceeded by one second's records.)
+// How far one walk goes. Each second is read whole, and `loaded` counts the records this walk
+// loaded before it:
+// - a second before due_second falls due within kPreloadLeadMs: loaded while loaded <
+//   due_budget, so the budget can be exceeded by that second's records;
+// - a later second before near_second, when its records (the head table's count) fit:
+//   loaded + count <= near_budget;
+// - a later second before horizon_second, when they fit in ahead_budget.
 struct PreloadReach {
   int64_t due_second = 0;
   size_t due_budget = 0;
+  int64_t near_second = 0;
+  size_t near_budget = 0;
   int64_t horizon_second = 0;
   size_t ahead_budget = 0;
 };
 
+// How long before it falls due a second is loaded even when memory is short. A walk runs every
+// 100 ms, so a second is read 400-500 ms before it falls due; a backlog drains, read and
+// delivered, at 646,000 records a second with the defaults (docs/BENCHMARKS.md, "Draining a
+// backlog"), so a second of 150,000 records is read in about half of that.
+inline constexpr int64_t kPreloadLeadMs = 500;
+
 // The bridge's reach for a store at now_ms, with in_memory records held and a bound of
-// max_in_memory (wheel.max_preloaded_records). Seconds about to fall due are loaded up to the
-// bound, since holding them back makes them late, not fewer. Seconds further ahead are loaded
-// only while the records held stay below half the bound: records the ingest side appends to
-// seconds already loaded go to memory at once, and that half is their room, so a load that
-// keeps memory near the bound does not make consumption pause. When memory is short, the
-// lookahead shrinks instead and those seconds wait on disk.
+// max_in_memory (wheel.max_preloaded_records):
+// - a second falling due within kPreloadLeadMs is loaded up to the bound, since holding it back
+//   makes its records late, not fewer;
+// - the next second as soon as it fits below three quarters of the bound;
+// - seconds further ahead, up to lookahead_seconds, when they fit below half of it.
+// Records the ingest side appends to seconds already loaded go to memory at once: the room
+// above those fractions is theirs. So the preloader alone brings memory to the bound, where
+// consumption pauses, only when what is left of this second and the one falling due exceed it.
+// A second holding more than half the bound is loaded half a second ahead rather than a whole
+// one, which lets a stream of up to about two thirds of the bound a second (less the records
+// delivered and not yet acknowledged) run without pausing. When memory is short, the lookahead
+// shrinks instead and those seconds wait on disk.
 PreloadReach BridgePreloadReach(const PartitionStore& store, int64_t now_ms,
                                 int64_t lookahead_seconds, size_t in_memory, size_t max_in_memory);
 

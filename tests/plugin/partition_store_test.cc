@@ -32,7 +32,12 @@ namespace {
 
 // Every second before horizon_second, while fewer than budget records were loaded.
 PreloadReach UpTo(int64_t horizon_second, size_t budget = 1'000'000) {
-  return PreloadReach{horizon_second, budget, horizon_second, budget};
+  return PreloadReach{.due_second = horizon_second,
+                      .due_budget = budget,
+                      .near_second = horizon_second,
+                      .near_budget = budget,
+                      .horizon_second = horizon_second,
+                      .ahead_budget = budget};
 }
 
 class PartitionStoreTest : public ::testing::Test {
@@ -217,42 +222,65 @@ TEST_F(PartitionStoreTest, PreloadBudgetStopsAfterAWholeSecond) {
   EXPECT_EQ(Preload(*store, now / 1000 + 5, 2), (std::vector<int64_t>{3}));
 }
 
-// Seconds about to fall due are loaded up to the memory bound, later ones only while memory is
-// below half of it, so records appended to loaded seconds have room before consumption pauses.
-TEST_F(PartitionStoreTest, WhenMemoryIsShortOnlyTheSecondsAboutToFallDueAreLoaded) {
-  const int64_t now = kHourStartMs + 500;
-  auto store = Open(now);
-  Append(*store, 0, now + 300, now);   // this second
-  Append(*store, 1, now + 900, now);   // the next
-  Append(*store, 2, now + 1600, now);  // two seconds ahead
-  Append(*store, 3, now + 4000, now);
-  ASSERT_TRUE(store->Sync().ok());
+// Memory decides how early a second is loaded (BridgePreloadReach, here with a bound of 100): the
+// next second once it fits below three quarters of the bound, seconds further ahead once they fit
+// below half of it, and any second half a second before it falls due while memory is below the
+// bound. So the records appended to loaded seconds have room before consumption pauses, even
+// when one second's records are more than half the bound.
+TEST_F(PartitionStoreTest, ASecondIsLoadedWhenItFitsOrHalfASecondBeforeItFallsDue) {
+  const int64_t now = kHourStartMs + 10'000;
   const int64_t s = now / 1000;
+  auto store = Open(now);
+  int64_t offset = 0;
+  const auto fill = [&](int64_t second, int records) {
+    for (int i = 0; i < records; ++i) {
+      EXPECT_EQ(Append(*store, offset++, second * 1000 + i, now), std::nullopt);
+    }
+  };
+  fill(s + 1, 30);  // offsets 0-29
+  fill(s + 2, 30);  // 30-59
+  fill(s + 4, 1);   // 60
+  fill(s + 6, 20);  // 61-80
+  fill(s + 7, 20);  // 81-100
+  fill(s + 8, 20);  // 101-120
+  ASSERT_TRUE(store->Sync().ok());
+  const auto offsets = [](int64_t first, int64_t end) {
+    std::vector<int64_t> v;
+    for (int64_t o = first; o < end; ++o) v.push_back(o);
+    return v;
+  };
 
-  // 60 of 100 held: past half the bound, so nothing ahead; the next two seconds still load.
+  // This second's 60 held: the next second's 30 would take memory past three quarters.
   PreloadReach reach = BridgePreloadReach(*store, now, 5, 60, 100);
-  EXPECT_EQ(reach.due_second, s + 2);
+  EXPECT_EQ(reach.due_second, s + 1);
   EXPECT_EQ(reach.due_budget, 40u);
+  EXPECT_EQ(reach.near_second, s + 2);
+  EXPECT_EQ(reach.near_budget, 15u);
   EXPECT_EQ(reach.horizon_second, s + 6);
   EXPECT_EQ(reach.ahead_budget, 0u);
-  EXPECT_EQ(Preload(*store, reach), (std::vector<int64_t>{0, 1}));
+  EXPECT_TRUE(Preload(*store, reach).empty());
+  EXPECT_EQ(store->preloaded_until_second(), s + 1);
+
+  // 45 held: it fits. The second after it would not fit below half, so it waits on disk.
+  EXPECT_EQ(Preload(*store, BridgePreloadReach(*store, now + 400, 5, 45, 100)), offsets(0, 30));
   EXPECT_EQ(store->preloaded_until_second(), s + 2);
-  // Appended ahead of what is loaded: on disk only, the preloader will find it.
-  EXPECT_EQ(Append(*store, 4, now + 1700, now), std::nullopt);
 
-  // A second later, memory is below half the bound: the lookahead grows back.
-  reach = BridgePreloadReach(*store, now + 1000, 5, 10, 100);
-  EXPECT_EQ(reach.ahead_budget, 40u);
-  EXPECT_EQ(Preload(*store, reach), (std::vector<int64_t>{2, 4, 3}));
-  EXPECT_EQ(store->preloaded_until_second(), s + 7);
+  // 80 held: the second at s + 2, next from s + 1.4 on, waits until it falls due within half a
+  // second, and is then loaded whole although that takes memory past the bound.
+  EXPECT_TRUE(Preload(*store, BridgePreloadReach(*store, now + 1400, 5, 80, 100)).empty());
+  EXPECT_EQ(Preload(*store, BridgePreloadReach(*store, now + 1500, 5, 80, 100)), offsets(30, 60));
+  EXPECT_EQ(store->preloaded_until_second(), s + 4);
 
-  // At the bound nothing more is loaded, not even what falls due: consumption is paused then,
-  // and deliveries make room.
-  Append(*store, 5, now + 7000, now + 6000);
-  ASSERT_TRUE(store->Sync().ok());
-  EXPECT_TRUE(Preload(*store, BridgePreloadReach(*store, now + 6000, 5, 100, 100)).empty());
-  EXPECT_EQ(Preload(*store, BridgePreloadReach(*store, now + 6000, 5, 99, 100)),
-            (std::vector<int64_t>{5}));
+  // At the bound nothing is loaded, not even what falls due: consumption is paused then, and
+  // deliveries make room.
+  EXPECT_TRUE(Preload(*store, BridgePreloadReach(*store, now + 3600, 5, 100, 100)).empty());
+  EXPECT_EQ(Preload(*store, BridgePreloadReach(*store, now + 3600, 5, 99, 100)), offsets(60, 61));
+
+  EXPECT_EQ(store->preloaded_until_second(), s + 6);
+
+  // With little held, seconds further ahead load while they fit below half the bound.
+  EXPECT_EQ(Preload(*store, BridgePreloadReach(*store, now + 4000, 5, 5, 100)), offsets(61, 101));
+  EXPECT_EQ(store->preloaded_until_second(), s + 8);
 }
 
 // Out of descriptors (or any I/O error) is not damage: skipping the second would let the
