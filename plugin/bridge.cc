@@ -1,5 +1,6 @@
 #include "plugin/bridge.h"
 
+#include <librdkafka/rdkafka.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -196,7 +197,10 @@ Status Bridge::Start() {
       " from " + bootstrap_servers_ +
       (config_.exactly_once()
            ? ", exactly once (transactional.id " + delivery.transactions.transactional_id + ")"
-           : ", at least once"));
+           : ", at least once") +
+      // Rebalance behaviour depends on the librdkafka build (docs/bridge.md, "Duplicates after
+      // a failover"): the log names it.
+      "; delaybridge " + DELAYBRIDGE_VERSION + ", librdkafka " + rd_kafka_version_str());
   return Status::Ok();
 }
 
@@ -613,6 +617,12 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions, bool los
     if (stores_.count(id)) owned.push_back(id);
   }
   if (owned.empty()) return;
+  if (lost) {
+    logger_.Warn(std::to_string(owned.size()) +
+                 " partition(s) lost: the group gave them to another member before this one "
+                 "released them (session timeout, or a refused offset commit); the next owner "
+                 "starts from the last commit that succeeded");
+  }
   ingest_->DropHeld(owned);
   revoker_->Revoke(owned, lost);
 }

@@ -26,7 +26,7 @@ TEST_F(BridgeClusterTest, ThreeInstancesOneKilledForGoodWhileRecordsArePending) 
             << " of 20000 delivered\n";
 
   const DeliveryReport report = AwaitAndCheck(workload, seconds(120));
-  ExpectDuplicatesOnlyAround(report, kill_ms, kDuplicateWindowMs);
+  ExpectDuplicatesOnlyAroundHandOvers(report, kill_ms);
   size_t rebuilds = 0;
   for (const auto& name : {"c"}) {
     rebuilds += instances_[name]->CountInLog("rebuilding it from the delay topic");
@@ -54,7 +54,7 @@ TEST_F(BridgeClusterTest, ANewInstanceWithAnEmptyDiskReplacesADeadOne) {
   instances_["b"]->Kill();
   StartInstance("b-replacement", "group_instance_id: \"bridge-b\"\n");
   const DeliveryReport report = AwaitAndCheck(workload, seconds(90));
-  ExpectDuplicatesOnlyAround(report, kill_ms, kDuplicateWindowMs);
+  ExpectDuplicatesOnlyAroundHandOvers(report, kill_ms);
   EXPECT_GE(instances_["b-replacement"]->CountInLog("rebuilding it from the delay topic"), 1u);
   StopInstance("b-replacement");
 }

@@ -87,6 +87,11 @@ TEST_F(BridgeFailoverTest, PartitionsLostRightAfterTheirRebuildComeBackWithoutDu
   EXPECT_TRUE(survivor.WaitForLog("is still the one this store was rebuilt from", seconds(60)))
       << "the partitions did not come back after the rejected commit\n"
       << survivor.Log();
+  // The log says which librdkafka behaves so, and that the partitions were lost.
+  EXPECT_EQ(survivor.CountInLog(std::string("librdkafka ") + rd_kafka_version_str()), 1u);
+  EXPECT_GE(survivor.CountInLog("WARN  2 partition(s) lost: the group gave them to another member"),
+            1u)
+      << survivor.Log();
   ReceiveFor(seconds(2));
   const DeliveryReport report = CheckReceived(workload);
   std::cout << "partitions lost after their rebuild: " << report.ToString() << "\n";
