@@ -197,10 +197,7 @@ Status Bridge::Start() {
       " from " + bootstrap_servers_ +
       (config_.exactly_once()
            ? ", exactly once (transactional.id " + delivery.transactions.transactional_id + ")"
-           : ", at least once") +
-      // Rebalance behaviour depends on the librdkafka build (docs/bridge.md, "Duplicates after
-      // a failover"): the log names it.
-      "; delaybridge " + DELAYBRIDGE_VERSION + ", librdkafka " + rd_kafka_version_str());
+           : ", at least once"));
   return Status::Ok();
 }
 
@@ -618,9 +615,11 @@ void Bridge::OnRevoked(const std::vector<TopicPartitionId>& partitions, bool los
   }
   if (owned.empty()) return;
   if (lost) {
-    logger_.Warn(std::to_string(owned.size()) +
-                 " partition(s) lost: the group gave them to another member before this one "
-                 "released them (session timeout, or a refused offset commit); the next owner "
+    std::string names;
+    for (const auto& id : owned) names += (names.empty() ? "" : ", ") + id.ToString();
+    logger_.Warn(std::to_string(owned.size()) + " partition(s) lost: " + names +
+                 " (librdkafka dropped the assignment: a session or poll timeout, or an offset "
+                 "commit refused during a rebalance); their next owner, maybe this instance, "
                  "starts from the last commit that succeeded");
   }
   ingest_->DropHeld(owned);

@@ -1,6 +1,7 @@
 // delaybridge: the DelayBridge sidecar. Consumes delay topics, stores each record in a
 // per-partition DelayLog and produces it to its target topic when it is due.
 // Usage and exit codes: see kUsage below and docs/bridge.md.
+#include <librdkafka/rdkafka.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -194,8 +195,11 @@ int Main(int argc, char** argv) {
     return kExitUsageOrConfig;
   }
   Logger logger(config->log_level, STDERR_FILENO, config->log_format);
-  logger.Info(std::string("delaybridge ") + DELAYBRIDGE_VERSION + " starting with " +
-              options.config_path + ": " + DescribeConfig(*config));
+  // Rebalance behaviour depends on the librdkafka build (docs/bridge.md, "Duplicates after a
+  // failover"): the first line names it.
+  logger.Info(std::string("delaybridge ") + DELAYBRIDGE_VERSION + " (librdkafka " +
+              rd_kafka_version_str() + ") starting with " + options.config_path + ": " +
+              DescribeConfig(*config));
   RaiseFileLimit(*config, logger);
   if (Status s = PrepareStorageDir(config->storage_dir); !s.ok()) {
     logger.Error(s.ToString());

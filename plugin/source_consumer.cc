@@ -168,9 +168,10 @@ Status SourceConsumer::Subscribe(const std::vector<std::string>& topics) {
 
 std::vector<IncomingRecord> SourceConsumer::Poll(size_t max_records) {
   std::vector<IncomingRecord> records;
-  // One message per call, not rd_kafka_consume_batch_queue (about 400 ns less per record,
+  // One message per call, not rd_kafka_consume_batch_queue (about 480 ns less per record,
   // docs/BENCHMARKS.md): before librdkafka 2.1.0 the batch calls can skip offsets of a partition
-  // that is paused or resumed (confluentinc/librdkafka#4208), and backpressure pauses.
+  // that is paused or resumed (confluentinc/librdkafka#4208), and the bridge pauses partitions
+  // for backpressure.
   while (records.size() < max_records) {
     // Serves rebalance callbacks too, as the C++ wrapper's consume() does (it calls this).
     const std::unique_ptr<rd_kafka_message_t, decltype(&rd_kafka_message_destroy)> m(

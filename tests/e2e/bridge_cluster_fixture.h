@@ -1,7 +1,7 @@
 // BridgeClusterFixture: the real-broker bridge fixture (tests/support/bridge_fixture.h) with
 // several bridge instances in one consumer group, each with its own storage.dir (separate
 // machines), a feeder thread offering load, and the checks the multi-instance tests share
-// (nothing lost or early, duplicates only around a crash).
+// (nothing lost or early, duplicates only around a crash or a lost assignment).
 //
 // Thread-safety: the fixture's members are used by the test's main thread only; the feeder
 // thread touches only the feeder producer and the workload.
@@ -10,18 +10,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstdio>
-#include <ctime>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tests/support/bridge_fixture.h"
+#include "tests/support/bridge_log.h"
 
 namespace delaybridge::testing {
 
@@ -29,31 +26,35 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 inline constexpr int kPartitions = 6;
-// How long before a crash a duplicate's first copy may have gone out: the progress commit
-// interval (the checkpoint interval), a late record's second passing the checkpoint, and the
-// acknowledgement latency of a loaded sanitizer build.
+// How long before a crash (or a lost assignment) a duplicate's first copy may have gone out: the
+// progress commit interval (the checkpoint interval), a late record's second passing the
+// checkpoint, and the acknowledgement latency of a loaded sanitizer build.
 inline constexpr int64_t kDuplicateWindowMs = 3'000;
 
 inline BridgeTestOptions ClusterTopology() {
   return {.delay_partitions = kPartitions, .target_partitions = 4, .alt_partitions = 2};
 }
 
-// The time of a bridge log line, which starts with UTC to the millisecond
-// (2026-11-22T16:20:01.123Z); nothing for a line that does not.
-inline std::optional<int64_t> LogLineTimeMs(const std::string& line) {
-  std::tm utc{};
-  int millis = 0;
-  if (std::sscanf(line.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &utc.tm_year, &utc.tm_mon,
-                  &utc.tm_mday, &utc.tm_hour, &utc.tm_min, &utc.tm_sec, &millis) != 7) {
-    return std::nullopt;
-  }
-  utc.tm_year -= 1900;
-  utc.tm_mon -= 1;
-  return static_cast<int64_t>(timegm(&utc)) * 1000 + millis;
+// The delay-topic partition a delivered record came from, "<topic>-<partition>", from its
+// x-delay-source header ("<topic>/<partition>/<offset>").
+inline std::string SourcePartition(const TestRecord& record) {
+  const std::string source = record.Header("x-delay-source").value_or("");
+  const size_t first = source.find('/');
+  const size_t second = source.find('/', first + 1);
+  if (first == std::string::npos || second == std::string::npos) return source;
+  return source.substr(0, first) + "-" + source.substr(first + 1, second - first - 1);
 }
 
 class BridgeClusterFixture : public RealBrokerBridgeFixture {
  protected:
+  // The suite's bridge and every instance started, for reading their logs.
+  std::vector<const BridgeProcess*> Processes() const {
+    std::vector<const BridgeProcess*> processes;
+    if (bridge_) processes.push_back(bridge_.get());
+    for (const auto& [name, instance] : instances_) processes.push_back(instance.get());
+    return processes;
+  }
+
   // Produces a probe to every delay partition and waits until all were delivered: every
   // partition has an owner that reads and delivers.
   void WaitAllPartitionsServed(seconds timeout) {
@@ -155,44 +156,39 @@ class BridgeClusterFixture : public RealBrokerBridgeFixture {
     return report;
   }
 
-  // The wall-clock times (ms) at which any instance logged a refused offset commit. librdkafka
-  // 2.0.2 refuses commits that meet a second generation bump of a cooperative rebalance, and the
-  // member then loses its whole assignment (confluentinc/librdkafka#4059): the next owner starts
-  // from the commit before, so what the member delivered since is delivered again
-  // (docs/bridge.md, "Duplicates after a failover").
-  std::vector<int64_t> RefusedCommitTimesMs() const {
-    std::vector<int64_t> times;
-    std::vector<const BridgeProcess*> processes = {bridge_.get()};
-    for (const auto& [name, instance] : instances_) processes.push_back(instance.get());
-    for (const BridgeProcess* process : processes) {
-      std::istringstream lines(process->Log());
-      for (std::string line; std::getline(lines, line);) {
-        const bool refused = line.find("commit offsets: ") != std::string::npos ||
-                             line.find("offset commit of ") != std::string::npos;
-        if (const std::optional<int64_t> ms = LogLineTimeMs(line); refused && ms) {
-          times.push_back(*ms);
-        }
-      }
+  // Every lost assignment any instance logged (tests/support/bridge_log.h).
+  std::vector<LostPartitions> LostAssignments() const {
+    std::vector<LostPartitions> lost;
+    for (const BridgeProcess* process : Processes()) {
+      for (LostPartitions& event : LostAssignmentsIn(process->Log())) lost.push_back(event);
     }
-    return times;
+    return lost;
   }
 
-  // What a crash at kill_ms and the refused commits allow: each duplicate's earliest copy went
-  // out at most kDuplicateWindowMs before the crash or before a refused commit.
+  // What a crash at kill_ms and the lost assignments allow: each duplicate's earliest copy went
+  // out at most kDuplicateWindowMs before the crash, or before its source partition was lost.
   void ExpectDuplicatesOnlyAroundHandOvers(const DeliveryReport& report, int64_t kill_ms) {
-    std::vector<int64_t> hand_overs = RefusedCommitTimesMs();
-    std::cout << hand_overs.size() << " refused offset commits logged\n";
-    hand_overs.push_back(kill_ms);
+    const std::vector<LostPartitions> lost = LostAssignments();
+    std::cout << lost.size() << " lost assignment(s) logged\n";
+    size_t explained_by_loss = 0;
     for (const auto& [id, copies] : report.duplicated) {
       int64_t earliest_ms = copies.front().timestamp_ms;
       for (const TestRecord& copy : copies) earliest_ms = std::min(earliest_ms, copy.timestamp_ms);
-      const bool explained = std::any_of(hand_overs.begin(), hand_overs.end(), [&](int64_t t) {
+      const auto before = [earliest_ms](int64_t t) {
         return earliest_ms <= t && earliest_ms >= t - kDuplicateWindowMs;
+      };
+      if (before(kill_ms)) continue;
+      const std::string partition = SourcePartition(copies.front());
+      const bool lost_then = std::any_of(lost.begin(), lost.end(), [&](const LostPartitions& l) {
+        return l.partitions.count(partition) && before(l.at_ms);
       });
-      EXPECT_TRUE(explained) << "id " << id << " first delivered at " << earliest_ms
-                             << ", not within " << kDuplicateWindowMs << " ms before the crash at "
-                             << kill_ms << " or before a refused offset commit";
+      explained_by_loss += lost_then;
+      EXPECT_TRUE(lost_then) << "id " << id << " of " << partition << " first delivered at "
+                             << earliest_ms << ", not within " << kDuplicateWindowMs
+                             << " ms before the crash at " << kill_ms
+                             << " or before its partition was lost";
     }
+    std::cout << explained_by_loss << " duplicate(s) first delivered before a lost assignment\n";
   }
 
   int probe_rounds_ = 0;

@@ -6,9 +6,13 @@
 // it died.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/support/bridge_fixture.h"
+#include "tests/support/bridge_log.h"
 
 namespace delaybridge::testing {
 namespace {
@@ -75,6 +79,7 @@ TEST_F(BridgeFailoverTest, PartitionsLostRightAfterTheirRebuildComeBackWithoutDu
   ASSERT_NO_FATAL_FAILURE(ProduceWorkload(workload, kRecords));
   std::this_thread::sleep_for(milliseconds(1000));  // stored and committed, none due yet
   bridge_->Kill();  // for good; every record falls due while nobody delivers
+  const int64_t killed_ms = NowMs();
   ASSERT_TRUE(
       cluster_->PushRequestErrors(kOffsetCommitApiKey, {RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION})
           .ok());
@@ -87,11 +92,15 @@ TEST_F(BridgeFailoverTest, PartitionsLostRightAfterTheirRebuildComeBackWithoutDu
   EXPECT_TRUE(survivor.WaitForLog("is still the one this store was rebuilt from", seconds(60)))
       << "the partitions did not come back after the rejected commit\n"
       << survivor.Log();
-  // The log says which librdkafka behaves so, and that the partitions were lost.
-  EXPECT_EQ(survivor.CountInLog(std::string("librdkafka ") + rd_kafka_version_str()), 1u);
-  EXPECT_GE(survivor.CountInLog("WARN  2 partition(s) lost: the group gave them to another member"),
-            1u)
+  // The log says which librdkafka behaves so, and which partitions were lost.
+  EXPECT_EQ(survivor.CountInLog(std::string("(librdkafka ") + rd_kafka_version_str() + ")"), 1u)
       << survivor.Log();
+  const std::vector<LostPartitions> lost = LostAssignmentsIn(survivor.Log());
+  ASSERT_FALSE(lost.empty()) << survivor.Log();
+  EXPECT_EQ(lost.front().partitions,
+            (std::set<std::string>{delay_topic_ + "-0", delay_topic_ + "-1"}));
+  EXPECT_GE(lost.front().at_ms, killed_ms);
+  EXPECT_LE(lost.front().at_ms, NowMs());
   ReceiveFor(seconds(2));
   const DeliveryReport report = CheckReceived(workload);
   std::cout << "partitions lost after their rebuild: " << report.ToString() << "\n";
