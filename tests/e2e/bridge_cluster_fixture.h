@@ -1,7 +1,7 @@
 // BridgeClusterFixture: the real-broker bridge fixture (tests/support/bridge_fixture.h) with
 // several bridge instances in one consumer group, each with its own storage.dir (separate
 // machines), a feeder thread offering load, and the checks the multi-instance tests share
-// (nothing lost or early, duplicates only around a crash or a lost assignment).
+// (nothing lost or early, duplicates only around a crash or a hand-over without a commit).
 //
 // Thread-safety: the fixture's members are used by the test's main thread only; the feeder
 // thread touches only the feeder producer and the workload.
@@ -26,8 +26,8 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 inline constexpr int kPartitions = 6;
-// How long before a crash (or a lost assignment) a duplicate's first copy may have gone out: the
-// progress commit interval (the checkpoint interval), a late record's second passing the
+// How long before a crash (or a hand-over without a commit) a duplicate's first copy may have gone
+// out: the progress commit interval (the checkpoint interval), a late record's second passing the
 // checkpoint, and the acknowledgement latency of a loaded sanitizer build.
 inline constexpr int64_t kDuplicateWindowMs = 3'000;
 
@@ -156,21 +156,24 @@ class BridgeClusterFixture : public RealBrokerBridgeFixture {
     return report;
   }
 
-  // Every lost assignment any instance logged (tests/support/bridge_log.h).
-  std::vector<LostPartitions> LostAssignments() const {
-    std::vector<LostPartitions> lost;
+  // Every hand-over without a commit any instance logged (tests/support/bridge_log.h).
+  std::vector<UncommittedHandOver> UncommittedHandOvers() const {
+    std::vector<UncommittedHandOver> hand_overs;
     for (const BridgeProcess* process : Processes()) {
-      for (LostPartitions& event : LostAssignmentsIn(process->Log())) lost.push_back(event);
+      for (UncommittedHandOver& h : UncommittedHandOversIn(process->Log())) {
+        hand_overs.push_back(std::move(h));
+      }
     }
-    return lost;
+    return hand_overs;
   }
 
-  // What a crash at kill_ms and the lost assignments allow: each duplicate's earliest copy went
-  // out at most kDuplicateWindowMs before the crash, or before its source partition was lost.
+  // What a crash at kill_ms and the hand-overs without a commit allow: each duplicate's earliest
+  // copy went out at most kDuplicateWindowMs before the crash, or before its source partition was
+  // given up without its progress committed.
   void ExpectDuplicatesOnlyAroundHandOvers(const DeliveryReport& report, int64_t kill_ms) {
-    const std::vector<LostPartitions> lost = LostAssignments();
-    std::cout << lost.size() << " lost assignment(s) logged\n";
-    size_t explained_by_loss = 0;
+    const std::vector<UncommittedHandOver> hand_overs = UncommittedHandOvers();
+    std::cout << hand_overs.size() << " hand-over(s) without a commit logged\n";
+    size_t explained_by_hand_over = 0;
     for (const auto& [id, copies] : report.duplicated) {
       int64_t earliest_ms = copies.front().timestamp_ms;
       for (const TestRecord& copy : copies) earliest_ms = std::min(earliest_ms, copy.timestamp_ms);
@@ -179,16 +182,18 @@ class BridgeClusterFixture : public RealBrokerBridgeFixture {
       };
       if (before(kill_ms)) continue;
       const std::string partition = SourcePartition(copies.front());
-      const bool lost_then = std::any_of(lost.begin(), lost.end(), [&](const LostPartitions& l) {
-        return l.partitions.count(partition) && before(l.at_ms);
-      });
-      explained_by_loss += lost_then;
-      EXPECT_TRUE(lost_then) << "id " << id << " of " << partition << " first delivered at "
-                             << earliest_ms << ", not within " << kDuplicateWindowMs
-                             << " ms before the crash at " << kill_ms
-                             << " or before its partition was lost";
+      const bool handed_over =
+          std::any_of(hand_overs.begin(), hand_overs.end(), [&](const UncommittedHandOver& h) {
+            return h.partitions.count(partition) && before(h.at_ms);
+          });
+      explained_by_hand_over += handed_over;
+      EXPECT_TRUE(handed_over) << "id " << id << " of " << partition << " first delivered at "
+                               << earliest_ms << ", not within " << kDuplicateWindowMs
+                               << " ms before the crash at " << kill_ms
+                               << " or before its partition was given up without a commit";
     }
-    std::cout << explained_by_loss << " duplicate(s) first delivered before a lost assignment\n";
+    std::cout << explained_by_hand_over
+              << " duplicate(s) first delivered before a hand-over without a commit\n";
   }
 
   int probe_rounds_ = 0;

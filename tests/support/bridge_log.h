@@ -1,9 +1,9 @@
-// What the tests read from a bridge's log: the time of a line, and the assignments librdkafka
-// reported lost (a revocation with its lost flag: `WARN  N partition(s) lost: <partitions> (...`,
-// plugin/bridge.cc). librdkafka before 2.10.0 drops a member's whole assignment when its offset
-// commit meets a second generation bump of a cooperative rebalance (confluentinc/librdkafka#4059):
-// the next owner of those partitions starts from the commit before, so what the member delivered
-// since is delivered again (docs/bridge.md, "Duplicates after a failover").
+// What the tests read from a bridge's log: the time of a line, and the partitions it gave up
+// without committing their progress. Their next owner starts from the commit before, so what
+// this instance delivered since is delivered again (docs/bridge.md, "Duplicates after a
+// failover"). librdkafka before 2.10.0 causes both kinds when an offset commit meets a second
+// generation bump of a cooperative rebalance (confluentinc/librdkafka#4059): the member's commits
+// are refused, and it loses its whole assignment.
 #pragma once
 
 #include <cstdint>
@@ -18,13 +18,16 @@ namespace delaybridge::testing {
 // nothing for a line that does not.
 std::optional<int64_t> LogLineTimeMs(const std::string& line);
 
-// One lost assignment: when it was logged, and its partitions ("<topic>-<partition>").
-struct LostPartitions {
+// Partitions ("<topic>-<partition>") given up without their progress committed, and when.
+struct UncommittedHandOver {
   int64_t at_ms = 0;
   std::set<std::string> partitions;
 };
 
-// Every lost assignment in a bridge's log, in order.
-std::vector<LostPartitions> LostAssignmentsIn(const std::string& log);
+// In log order: each lost assignment (`WARN  N partition(s) lost: <partitions> (...`,
+// plugin/bridge.cc), and each revocation whose commit was refused (`WARN  revoke: ... commit
+// offsets ...`, then an `INFO  revoked <partition>: ...` line per partition up to `INFO  released`,
+// plugin/partition_revoker.cc).
+std::vector<UncommittedHandOver> UncommittedHandOversIn(const std::string& log);
 
 }  // namespace delaybridge::testing
