@@ -1,6 +1,5 @@
 #include "plugin/bridge.h"
 
-#include <librdkafka/rdkafka.h>
 #include <signal.h>
 
 #include <algorithm>
