@@ -2,7 +2,7 @@
 // SourceConsumer::Poll does) against a batch per call (as the pass-through pipe of
 // scripts/bench-e2e.sh does). The bridge takes one at a time because librdkafka before 2.1.0 can
 // skip offsets in its batch calls when a partition is paused or resumed (confluentinc/librdkafka
-// #4208), and the bridge pauses consumption for backpressure.
+// #4208), and the bridge pauses partitions for backpressure.
 // Each iteration reads kRecords records of 100 bytes with one header from partition 0 of a topic
 // on librdkafka's in-process mock cluster, with a fresh consumer assigned at the beginning. Google
 // Benchmark's CPU column is the consuming thread's CPU time per iteration; its Time column is
@@ -46,7 +46,10 @@ Handle NewClient(rd_kafka_type_t type, const std::string& bootstrap, std::string
     }
   }
   rd_kafka_t* rk = rd_kafka_new(type, conf, reason, sizeof reason);
-  if (!rk) error = reason;
+  if (!rk) {
+    error = reason;
+    rd_kafka_conf_destroy(conf);  // rd_kafka_new takes it only when it succeeds
+  }
   return Handle(rk, &rd_kafka_destroy);
 }
 
