@@ -10,7 +10,8 @@
 #   (all records due at the same instant, BENCH_DRAIN_DUE_S after producing starts: how fast
 #   the deliverer empties a backlog, producer excluded). Then lateness of both at 50% of the
 #   bridge's sustained rate (the baseline then a pipe process of its own, see lateness) with
-#   the CPU time of both, bridge RSS and DelayLog bytes.
+#   the CPU time of both, the CPU contention during both (as lateness prints it), bridge RSS and
+#   DelayLog bytes.
 # lateness: the bridge and the baseline side by side at each rate of BENCH_RATES (delays
 #   uniform 1..10 s, mixed header styles, BENCH_LATENESS_S seconds' worth of records per run):
 #   lateness percentiles of both, so the bridge's share of the lateness shows at every load;
@@ -80,6 +81,9 @@
 #                         (e.g. "sync_interval_ms: 1000;max_open_hours: 1024") []
 #   BENCH_BRIDGE_WHEEL    extra lines for the bridge's wheel: section, the same way
 #                         (e.g. "max_preloaded_records: 200000") []
+#   BENCH_BRIDGE_DELIVERY extra lines for the bridge's delivery: section, the same way (e.g.
+#                         "scheduler_slice_us: 0"; not with the eos mode, which writes that
+#                         section itself) []
 #   BENCH_TICK_MS         the bridge's wheel.tick_ms [1]
 #   BENCH_STORAGE_DIR     put the bridge's DelayLog here instead of the work dir (e.g. a tmpfs, to
 #                         see what the DelayLog's fdatasyncs cost the broker on a shared disk) []
@@ -205,6 +209,8 @@ wheel:
 $(tr ';' '\n' <<<"${BENCH_BRIDGE_WHEEL:-}" | sed '/^ *$/d; s/^ */  /')
 max_delay: 3650d
 allow_unsafe_retention: true
+$([[ -z ${BENCH_BRIDGE_DELIVERY:-} ]] || echo delivery:)
+$(tr ';' '\n' <<<"${BENCH_BRIDGE_DELIVERY:-}" | sed '/^ *$/d; s/^ */  /')
 stats_interval_s: 10
 metrics:
   listen: "127.0.0.1:0"
@@ -365,18 +371,23 @@ run_throughput() {
   half_rate=$(awk -v r="$bridge_rate" 'BEGIN { printf "%.0f", r / 2 }')
   log "lateness at 50% of the bridge's max rate: $half_rate rec/s for $lateness_s s"
   perf_start bridge_half
+  local contention_before
   cpu_before=$(cpu_s "$bridge_pid")
+  contention_before=$(contention_s "$bridge_pid")
   load bridge_half --delay-topic bench.delayed --target-topic bench.delivered \
     --rate "$half_rate" --count $((half_rate * lateness_s)) --payload-bytes "$payload" \
     --delay uniform:1s..10s --headers mixed --timeout 60s
   cpu_since "$cpu_before" "$bridge_pid" "$work_dir/bridge_half.cpu_s"
+  contention_since "$contention_before" "$bridge_pid" "$work_dir/bridge_half.contention"
   peak_half_kb=$(peak_kb)
   perf_stop
   pipe_start pipe_half
   cpu_before=$(cpu_s "$pipe_pid")
+  contention_before=$(contention_s "$pipe_pid")
   load baseline_half --delay-topic pipe.in --target-topic pipe.out \
     --rate "$half_rate" --count $((half_rate * lateness_s)) --payload-bytes "$payload" --timeout 60s
   cpu_since "$cpu_before" "$pipe_pid" "$work_dir/pipe_half.cpu_s"
+  contention_since "$contention_before" "$pipe_pid" "$work_dir/pipe_half.contention"
   pipe_stop pipe_half
 
   local rss_kb delaylog
@@ -531,6 +542,13 @@ us_bridge = cpu_bridge * 1e6 / r["bridge_half"]["delivered"]
 us_pipe = cpu_pipe * 1e6 / r["baseline_half"]["delivered"]
 print(f"CPU at 50% (user + system, per record delivered): bridge {cpu_bridge:.2f} s = {us_bridge:.1f} µs, "
       f"pipe process {cpu_pipe:.2f} s = {us_pipe:.1f} µs; bridge / pipe {us_bridge / us_pipe:.2f}")
+print("CPU contention at 50%: the machine's busy share (/proc/stat), the seconds the process's threads")
+print("spent on a CPU and runnable but waiting for one (/proc/PID/task/*/schedstat), the broker's CPU")
+print("| run | machine busy % | threads on a CPU s | threads waiting for a CPU s | broker CPU s |")
+print("|---|---|---|---|---|")
+for run, name in (("bridge_half", "bridge_half"), ("baseline_half", "pipe_half")):
+    busy, on_cpu, waiting, broker = open(f"{w}/{name}.contention").read().split()
+    print(f"| {run} | {busy} | {on_cpu} | {waiting} | {broker} |")
 print(f"\nbridge peak RSS (VmHWM) while ingesting at max rate {peak_mb[0]:.1f} MB, draining {peak_mb[1]:.1f} MB, "
       f"at 50% {peak_mb[2]:.1f} MB (peak {max(peak_mb):.1f} MB); RSS after {int(rss_kb)/1024:.1f} MB; DelayLog {delaylog_mb} MB")
 EOF
