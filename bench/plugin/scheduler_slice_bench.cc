@@ -1,0 +1,107 @@
+// How late a thread that sleeps until a deadline every millisecond (as the delivery thread does,
+// one timer per wheel tick) starts running on CPUs that busy threads keep full, with the kernel's
+// default scheduler slice and with a short one (plugin/scheduler_slice.h, what the bridge gives
+// its delivery path). Two busy threads per CPU spin while the probe thread takes kWakeUps
+// deadlines, working ~20 us after each. Counters: the percentiles of the delay from the deadline
+// to the thread running, in microseconds. Compare the two in one run, interleaved; needs Linux
+// 6.12 or later for the slice to matter (older kernels ignore it and both rows are alike).
+#include <benchmark/benchmark.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "plugin/scheduler_slice.h"
+
+namespace delaybridge::plugin {
+namespace {
+
+constexpr int kWakeUps = 3000;
+constexpr int64_t kPeriodNs = 1'000'000;
+
+int64_t MonotonicNs() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * 1'000'000'000LL + now.tv_nsec;
+}
+
+// Spins on this many threads until destroyed.
+class BusyThreads {
+ public:
+  explicit BusyThreads(unsigned count) {
+    for (unsigned i = 0; i < count; ++i) {
+      threads_.emplace_back([this] {
+        while (!stop_.load(std::memory_order_relaxed)) {
+        }
+      });
+    }
+  }
+  ~BusyThreads() {
+    stop_ = true;
+    for (std::thread& t : threads_) t.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+// The delays of kWakeUps wake-ups, in ns, sorted.
+std::vector<int64_t> ProbeWakeUps() {
+  std::vector<int64_t> delays;
+  delays.reserve(kWakeUps);
+  int64_t deadline = MonotonicNs();
+  for (int i = 0; i < kWakeUps; ++i) {
+    deadline += kPeriodNs;
+    const timespec at{static_cast<time_t>(deadline / 1'000'000'000),
+                      static_cast<long>(deadline % 1'000'000'000)};
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr);
+    delays.push_back(MonotonicNs() - deadline);
+    // About the work of one tick of deliveries.
+    const int64_t busy_until = MonotonicNs() + 20'000;
+    while (MonotonicNs() < busy_until) {
+    }
+  }
+  std::sort(delays.begin(), delays.end());
+  return delays;
+}
+
+void BM_WakeUpDelayOnBusyCpus(benchmark::State& state) {
+  const int64_t slice_us = state.range(0);
+  std::vector<int64_t> delays;
+  for (auto _ : state) {
+    // The probe runs on a thread of its own, so the benchmark's thread keeps its slice.
+    std::thread probe([&] {
+      if (slice_us > 0) {
+        if (Status s = RequestSchedulerSlice(slice_us); !s.ok()) {
+          state.SkipWithError(s.ToString().c_str());
+          return;
+        }
+      }
+      BusyThreads busy(2 * std::max(1u, std::thread::hardware_concurrency()));
+      delays = ProbeWakeUps();
+    });
+    probe.join();
+  }
+  if (delays.empty()) return;
+  auto at = [&](double q) {
+    return static_cast<double>(delays[static_cast<size_t>(q * (delays.size() - 1))]) / 1000;
+  };
+  state.counters["p50_us"] = at(0.5);
+  state.counters["p99_us"] = at(0.99);
+  state.counters["p99.9_us"] = at(0.999);
+  state.counters["max_us"] = at(1.0);
+}
+BENCHMARK(BM_WakeUpDelayOnBusyCpus)
+    ->ArgNames({"slice_us"})
+    ->Arg(0)
+    ->Arg(100)
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace delaybridge::plugin
