@@ -105,7 +105,6 @@ Status Bridge::Start() {
   delivery.tick_ms = config_.tick_ms;
   delivery.stats = kafka_stats_.get();
   delivery.dead_letter_topic = config_.dead_letter_topic;
-  delivery.scheduler_slice_us = config_.scheduler_slice_us;
   if (config_.exactly_once()) {
     // Stable per instance, so a restart fences its previous incarnation (KIP-98); fencing an
     // instance that lost its partitions is the group metadata's job (KIP-447).

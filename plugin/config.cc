@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "core/duration.h"
-#include "plugin/scheduler_slice.h"
 
 namespace delaybridge::plugin {
 
@@ -485,24 +484,6 @@ const std::vector<ConfigKey>& ConfigKeyTable() {
       {"delivery.transaction_timeout_ms", false,
        ReadPositive<&BridgeConfig::transaction_timeout_ms, 900'000>,
        ShowIfExactlyOnce<ShowNumber<&BridgeConfig::transaction_timeout_ms>>},
-      {"delivery.scheduler_slice_us", false,
-       [](auto& n, auto& p, auto* c) {
-         auto text = ScalarAt(n, p);
-         if (!text.ok()) return text.status();
-         int64_t us = -1;
-         const char* end = text->data() + text->size();
-         auto [ptr, ec] = std::from_chars(text->data(), end, us);
-         const bool in_range =
-             us == 0 || (us >= kMinSchedulerSliceUs && us <= kMaxSchedulerSliceUs);
-         if (text->empty() || ec != std::errc() || ptr != end || !in_range) {
-           return KeyError(p, "must be 0 (the kernel's default) or " +
-                                  std::to_string(kMinSchedulerSliceUs) + " to " +
-                                  std::to_string(kMaxSchedulerSliceUs) + ", got " + Quote(*text));
-         }
-         c->scheduler_slice_us = us;
-         return Status::Ok();
-       },
-       ShowNumber<&BridgeConfig::scheduler_slice_us>},
       {"embedded.partitions", false, ReadPositive<&BridgeConfig::embedded_partitions, 1000>,
        [](const BridgeConfig& c) -> std::optional<std::string> {
          if (!c.embedded) return std::nullopt;

@@ -86,9 +86,6 @@ struct BridgeConfig {
   // interval (a soft bound: records keep going in until the cut).
   size_t transaction_max_records = 50'000;
   bool exactly_once() const { return guarantee == DeliveryGuarantee::kExactlyOnce; }
-  // The scheduler slice of the delivery thread and the producer's broker threads, in
-  // microseconds (plugin/scheduler_slice.h); 0 leaves the kernel's default.
-  int64_t scheduler_slice_us = 100;
 
   int embedded_partitions = 4;  // partitions of each topic the embedded broker creates
   LogLevel log_level = LogLevel::kInfo;

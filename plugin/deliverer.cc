@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "plugin/dead_letter.h"
-#include "plugin/scheduler_slice.h"
 
 namespace delaybridge::plugin {
 
@@ -59,7 +58,7 @@ Result<std::unique_ptr<Deliverer>> Deliverer::Start(const Options& options, Logg
   Deliverer* self = d.get();
   auto producer = RecordProducer::Create(
       options.kafka, logger, [self](std::span<const ProducerAck> acks) { self->OnAcks(acks); },
-      options.stats, options.transactions, options.scheduler_slice_us);
+      options.stats, options.transactions);
   if (!producer.ok()) return producer.status();
   d->producer_ = std::move(producer).value();
   if (transactional) {
@@ -72,12 +71,7 @@ Result<std::unique_ptr<Deliverer>> Deliverer::Start(const Options& options, Logg
   if (!wakeup.ok()) return wakeup.status();
   d->producer_wakeup_ = std::move(wakeup).value();
   d->ArmProducerWakeup();
-  d->thread_ = std::thread([self, slice_us = options.scheduler_slice_us] {
-    if (Status s = slice_us > 0 ? RequestSchedulerSlice(slice_us) : Status::Ok(); !s.ok()) {
-      self->logger_.Warn("delivery thread: keeping the kernel's scheduler slice: " + s.ToString());
-    }
-    self->io_.run();
-  });
+  d->thread_ = std::thread([self] { self->io_.run(); });
   d->running_ = true;
   pthread_setname_np(d->thread_.native_handle(), "delivery");
   return d;

@@ -94,9 +94,6 @@ class Deliverer final : public DeliveryControl, public RecordHandover {
     ProducerTransactions transactions;
     size_t transaction_max_records = 0;  // on_transaction_full at this many (0: never)
     std::string dead_letter_topic;       // where records their target refuses go
-    // The scheduler slice of the delivery thread and of the producer's broker threads
-    // (plugin/scheduler_slice.h); 0: the kernel's default.
-    int64_t scheduler_slice_us = 0;
   };
   struct Callbacks {
     // Acknowledgements are waiting (at most every 10 ms; TakeAcks may find them taken already).

@@ -1,62 +1,16 @@
 #include "plugin/record_producer.h"
 
 #include <chrono>
-#include <cstdint>
 #include <thread>
 
 #include "plugin/delay_headers.h"
 #include "plugin/partition_list.h"
-#include "plugin/scheduler_slice.h"
 
 namespace delaybridge::plugin {
 
 namespace {
 
 constexpr int kTransactionRetryBackoffMs = 100;
-
-constexpr char kSliceInterceptor[] = "delaybridge-scheduler-slice";
-
-// The slice travels as the interceptors' opaque value itself, so that it needs no storage that
-// must outlive every client instance librdkafka copies the configuration into.
-void* SliceAsOpaque(int64_t slice_us) {
-  return reinterpret_cast<void*>(static_cast<intptr_t>(slice_us));
-}
-int64_t SliceOfOpaque(void* opaque) { return reinterpret_cast<intptr_t>(opaque); }
-
-// librdkafka calls this on each thread it starts. A failure is logged by librdkafka (through
-// the event callback) and the thread keeps the kernel's slice.
-rd_kafka_resp_err_t ApplySliceToBrokerThread(rd_kafka_t* /*rk*/, rd_kafka_thread_type_t type,
-                                             const char* /*thread_name*/, void* opaque) {
-  if (type != RD_KAFKA_THREAD_BROKER) return RD_KAFKA_RESP_ERR_NO_ERROR;
-  return RequestSchedulerSlice(SliceOfOpaque(opaque)).ok() ? RD_KAFKA_RESP_ERR_NO_ERROR
-                                                           : RD_KAFKA_RESP_ERR__FAIL;
-}
-
-// on_new: thread-start interceptors are added to the client instance, not to its configuration.
-rd_kafka_resp_err_t AddSliceOnThreadStart(rd_kafka_t* rk, const rd_kafka_conf_t* /*conf*/,
-                                          void* opaque, char* /*errstr*/, size_t /*errstr_size*/) {
-  return rd_kafka_interceptor_add_on_thread_start(rk, kSliceInterceptor, ApplySliceToBrokerThread,
-                                                  opaque);
-}
-
-rd_kafka_resp_err_t AddSliceInterceptors(rd_kafka_conf_t* conf, void* opaque);
-
-// rd_kafka_conf_dup copies no interceptors but calls these, and rd_kafka_new starts from a copy
-// of the configuration it is given.
-rd_kafka_resp_err_t AddSliceInterceptorsToCopy(rd_kafka_conf_t* new_conf,
-                                               const rd_kafka_conf_t* /*old_conf*/,
-                                               size_t /*filter_cnt*/, const char** /*filter*/,
-                                               void* opaque) {
-  return AddSliceInterceptors(new_conf, opaque);
-}
-
-rd_kafka_resp_err_t AddSliceInterceptors(rd_kafka_conf_t* conf, void* opaque) {
-  rd_kafka_resp_err_t err =
-      rd_kafka_conf_interceptor_add_on_new(conf, kSliceInterceptor, AddSliceOnThreadStart, opaque);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return err;
-  return rd_kafka_conf_interceptor_add_on_conf_dup(conf, kSliceInterceptor,
-                                                   AddSliceInterceptorsToCopy, opaque);
-}
 
 // Takes ownership of a librdkafka error (null: success).
 class TransactionError {
@@ -95,8 +49,7 @@ RecordProducer::~RecordProducer() {
 
 Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
     const std::map<std::string, std::string>& kafka, Logger& logger, AckHandler on_ack,
-    KafkaStatsFile* stats, const ProducerTransactions& transactions,
-    int64_t broker_thread_slice_us) {
+    KafkaStatsFile* stats, const ProducerTransactions& transactions) {
   std::unique_ptr<RecordProducer> p(new RecordProducer(logger, std::move(on_ack), stats));
   std::unique_ptr<RdKafka::Conf> conf(RdKafka::Conf::create(RdKafka::Conf::CONF_GLOBAL));
   std::string errstr;
@@ -154,11 +107,6 @@ Result<std::unique_ptr<RecordProducer>> RecordProducer::Create(
   if (conf->set("event_cb", &p->events_, errstr) != RdKafka::Conf::CONF_OK ||
       conf->set("dr_cb", &p->reports_, errstr) != RdKafka::Conf::CONF_OK) {
     return Status::InvalidArgument("producer callbacks: " + errstr);
-  }
-  if (broker_thread_slice_us > 0 &&
-      AddSliceInterceptors(conf->c_ptr_global(), SliceAsOpaque(broker_thread_slice_us)) !=
-          RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::InvalidArgument("producer: cannot add the scheduler slice interceptor");
   }
   p->producer_.reset(RdKafka::Producer::create(conf.get(), errstr));
   if (!p->producer_) return Status::InvalidArgument("create producer: " + errstr);

@@ -63,13 +63,10 @@ class RecordProducer {
   using AckHandler = std::function<void(std::span<const ProducerAck> acks)>;
 
   // kafka: the user's librdkafka properties (bootstrap.servers resolved). stats, if not null,
-  // receives librdkafka's statistics. broker_thread_slice_us > 0: librdkafka's broker threads,
-  // which send the records and read the acknowledgements, run with that scheduler slice
-  // (plugin/scheduler_slice.h).
+  // receives librdkafka's statistics.
   static Result<std::unique_ptr<RecordProducer>> Create(
       const std::map<std::string, std::string>& kafka, Logger& logger, AckHandler on_ack,
-      KafkaStatsFile* stats = nullptr, const ProducerTransactions& transactions = {},
-      int64_t broker_thread_slice_us = 0);
+      KafkaStatsFile* stats = nullptr, const ProducerTransactions& transactions = {});
   ~RecordProducer();
 
   // Enqueues the record with timestamp_ms as its Kafka timestamp. Returns ERR_NO_ERROR or

@@ -280,27 +280,6 @@ TEST(ConfigTest, DeliveryGuaranteeKeys) {
             "delivery.guarantee: exactly_once)");
 }
 
-TEST(ConfigTest, SchedulerSliceIsZeroOrWithinTheKernelsRange) {
-  auto defaults = ParseConfig(kMinimal);
-  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
-  EXPECT_EQ(defaults->scheduler_slice_us, 100);
-  EXPECT_NE(DescribeConfig(*defaults).find("delivery.scheduler_slice_us=100"), std::string::npos);
-  for (const auto& [text, us] : {std::pair<const char*, int64_t>{"0", 0},
-                                 {"100", 100},
-                                 {"2500", 2500},
-                                 {"100000", 100'000}}) {
-    auto set = ParseConfig(With(std::string("delivery:\n  scheduler_slice_us: ") + text));
-    ASSERT_TRUE(set.ok()) << text << ": " << set.status().ToString();
-    EXPECT_EQ(set->scheduler_slice_us, us);
-  }
-  for (const char* text : {"99", "100001", "-5", "1ms", "\"\""}) {
-    EXPECT_EQ(ErrorOf(With(std::string("delivery:\n  scheduler_slice_us: ") + text)),
-              std::string("delivery.scheduler_slice_us: must be 0 (the kernel's default) or 100 "
-                          "to 100000, got \"") +
-                  (text[0] == '"' ? "" : text) + "\"");
-  }
-}
-
 // Stable across restarts, different per storage.dir, and a valid group.instance.id.
 TEST(ConfigTest, DefaultGroupInstanceIdFollowsHostAndStorageDir) {
   EXPECT_EQ(DefaultGroupInstanceId("/var/lib/delaybridge"),

@@ -10,14 +10,11 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
 
 #include "plugin/dead_letter.h"
-#include "plugin/scheduler_slice.h"
 #include "tests/support/test_cluster.h"
 #include "tests/support/test_consumer.h"
 
@@ -68,7 +65,7 @@ class DelivererTest : public ::testing::Test {
   }
 
   // (Re)starts the Deliverer with these producer properties besides bootstrap.servers.
-  void StartDeliverer(std::map<std::string, std::string> kafka, int64_t scheduler_slice_us = 0) {
+  void StartDeliverer(std::map<std::string, std::string> kafka) {
     if (deliverer_) deliverer_->Stop(5000);
     kafka["bootstrap.servers"] = cluster_->bootstrap();
     Deliverer::Callbacks callbacks;
@@ -89,7 +86,6 @@ class DelivererTest : public ::testing::Test {
     Deliverer::Options options;
     options.kafka = std::move(kafka);
     options.dead_letter_topic = kDeadLetters;
-    options.scheduler_slice_us = scheduler_slice_us;
     auto deliverer = Deliverer::Start(options, logger_, clock_, callbacks);
     ASSERT_TRUE(deliverer.ok()) << deliverer.status().ToString();
     deliverer_ = std::move(deliverer).value();
@@ -143,44 +139,6 @@ class DelivererTest : public ::testing::Test {
   AckBatch taken_on_signal_;                                             // guarded by mu_
   std::string fatal_;
 };
-
-// The scheduler slice (plugin/scheduler_slice.h) of each thread of this process, by name.
-std::multimap<std::string, int64_t> SlicesByThreadName() {
-  std::multimap<std::string, int64_t> slices;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string name;
-    std::getline(comm, name);
-    Result<int64_t> slice = SchedulerSliceOfThread(std::stoi(task.path().filename().string()));
-    if (slice.ok()) slices.emplace(name, *slice);
-  }
-  return slices;
-}
-
-TEST_F(DelivererTest, DeliveryThreadAndProducerBrokerThreadsRunWithTheSchedulerSlice) {
-  Result<int64_t> own = SchedulerSliceOfThread(0);
-  ASSERT_TRUE(own.ok()) << own.status().ToString();
-  if (*own == 0) GTEST_SKIP() << "this kernel (before 6.12) has no per-thread slices";
-  ASSERT_NE(*own, 300) << "the test's slice must differ from the default";
-  StartDeliverer({}, /*scheduler_slice_us=*/300);
-
-  const std::multimap<std::string, int64_t> slices = SlicesByThreadName();
-  ASSERT_EQ(slices.count("delivery"), 1u);
-  EXPECT_EQ(slices.find("delivery")->second, 300);
-  int broker_threads_with_slice = 0;
-  for (const auto& [name, slice] : slices) {
-    if (name.starts_with("rdk:broker") && slice == 300) ++broker_threads_with_slice;
-  }
-  EXPECT_GE(broker_threads_with_slice, 1) << "the producer's broker threads keep the default";
-  EXPECT_EQ(SchedulerSliceOfThread(0).value(), *own) << "the caller's thread is left alone";
-
-  // And it still delivers.
-  const int64_t at_ms = clock_.now_ms() + 50;
-  std::vector<DueRecord> due;
-  due.push_back(Loaded(kStoreA, at_ms, 0, 1));
-  deliverer_->Schedule(std::move(due));
-  EXPECT_EQ(AwaitAcks(1, 0).delivered.size(), 1u);
-}
 
 TEST_F(DelivererTest, ProducesWhenDueAndAcknowledgesPositions) {
   const int64_t now_ms = clock_.now_ms();
