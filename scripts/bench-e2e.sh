@@ -82,8 +82,8 @@
 #   BENCH_BRIDGE_WHEEL    extra lines for the bridge's wheel: section, the same way
 #                         (e.g. "max_preloaded_records: 200000") []
 #   BENCH_BRIDGE_DELIVERY extra lines for the bridge's delivery: section, the same way (e.g.
-#                         "scheduler_slice_us: 0"; not with the eos mode, which writes that
-#                         section itself) []
+#                         "guarantee: exactly_once;transaction_interval_ms: 50"; not with the
+#                         eos mode, which writes that section itself) []
 #   BENCH_TICK_MS         the bridge's wheel.tick_ms [1]
 #   BENCH_STORAGE_DIR     put the bridge's DelayLog here instead of the work dir (e.g. a tmpfs, to
 #                         see what the DelayLog's fdatasyncs cost the broker on a shared disk) []
@@ -209,8 +209,8 @@ wheel:
 $(tr ';' '\n' <<<"${BENCH_BRIDGE_WHEEL:-}" | sed '/^ *$/d; s/^ */  /')
 max_delay: 3650d
 allow_unsafe_retention: true
-$([[ -z ${BENCH_BRIDGE_DELIVERY:-} ]] || echo delivery:)
-$(tr ';' '\n' <<<"${BENCH_BRIDGE_DELIVERY:-}" | sed '/^ *$/d; s/^ */  /')
+$(delivery_lines=$(tr ';' '\n' <<<"${BENCH_BRIDGE_DELIVERY:-}" | sed '/^ *$/d; s/^ */  /')
+  [[ -z $delivery_lines ]] || printf 'delivery:\n%s\n' "$delivery_lines")
 stats_interval_s: 10
 metrics:
   listen: "127.0.0.1:0"
@@ -738,6 +738,8 @@ run_idle() {
 }
 
 run_eos() {
+  # Its bridges' configs have a delivery: section of their own; YAML allows one per map.
+  [[ -z ${BENCH_BRIDGE_DELIVERY:-} ]] || die "BENCH_BRIDGE_DELIVERY cannot be used with eos"
   log "baseline: pass-through pipe, $records records of $payload B as fast as possible"
   load eos_baseline_max "${max_rate_x[@]}" --mode passthrough --create-topics "$partitions" \
     --delay-topic pipe.in --target-topic pipe.out --count "$records" --payload-bytes "$payload" \
