@@ -41,8 +41,30 @@ uint64_t LoadLittleEndian64(const uint8_t* p) {
   return v;
 }
 
+}  // namespace
+
+uint32_t ExtendPortable(uint32_t crc, const void* data, size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint32_t state = ~crc;
+  while (n >= 8) {
+    uint64_t word = LoadLittleEndian64(p) ^ state;
+    state = kTables[7][word & 0xff] ^ kTables[6][(word >> 8) & 0xff] ^
+            kTables[5][(word >> 16) & 0xff] ^ kTables[4][(word >> 24) & 0xff] ^
+            kTables[3][(word >> 32) & 0xff] ^ kTables[2][(word >> 40) & 0xff] ^
+            kTables[1][(word >> 48) & 0xff] ^ kTables[0][word >> 56];
+    p += 8;
+    n -= 8;
+  }
+  while (n > 0) {
+    state = (state >> 8) ^ kTables[0][(state ^ *p++) & 0xff];
+    --n;
+  }
+  return ~state;
+}
+
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) uint32_t ExtendSse42(uint32_t crc, const void* data, size_t n) {
+__attribute__((target("sse4.2"))) uint32_t ExtendHardware(uint32_t crc, const void* data,
+                                                          size_t n) {
   const auto* p = static_cast<const uint8_t*>(data);
   uint64_t state = ~crc;
   while (n >= 8) {
@@ -72,45 +94,10 @@ __attribute__((target("sse4.2"))) uint32_t ExtendSse42(uint32_t crc, const void*
   if (n > 0) state32 = _mm_crc32_u8(state32, *p);
   return ~state32;
 }
-
-bool CpuHasSse42() { return __builtin_cpu_supports("sse4.2"); }
 #else
-bool CpuHasSse42() { return false; }
-#endif
-
-}  // namespace
-
-uint32_t ExtendPortable(uint32_t crc, const void* data, size_t n) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  uint32_t state = ~crc;
-  while (n >= 8) {
-    uint64_t word = LoadLittleEndian64(p) ^ state;
-    state = kTables[7][word & 0xff] ^ kTables[6][(word >> 8) & 0xff] ^
-            kTables[5][(word >> 16) & 0xff] ^ kTables[4][(word >> 24) & 0xff] ^
-            kTables[3][(word >> 32) & 0xff] ^ kTables[2][(word >> 40) & 0xff] ^
-            kTables[1][(word >> 48) & 0xff] ^ kTables[0][word >> 56];
-    p += 8;
-    n -= 8;
-  }
-  while (n > 0) {
-    state = (state >> 8) ^ kTables[0][(state ^ *p++) & 0xff];
-    --n;
-  }
-  return ~state;
-}
-
-uint32_t Extend(uint32_t crc, const void* data, size_t n) {
-  // The CPU's feature bit is tested on every call: one load that stays in cache, and a direct
-  // call, where a function pointer behind a guarded static costs a check and an indirect call
-  // (four checksums per appended record).
-#if defined(__x86_64__)
-  if (CpuHasSse42()) [[likely]] {
-    return ExtendSse42(crc, data, n);
-  }
-#endif
+uint32_t ExtendHardware(uint32_t crc, const void* data, size_t n) {
   return ExtendPortable(crc, data, n);
 }
-
-bool HardwareAccelerated() { return CpuHasSse42(); }
+#endif
 
 }  // namespace delaybridge::storage::crc32c

@@ -30,7 +30,15 @@ struct DelayLogStore::Impl {
   // ("fsyncgate"), so after one the store refuses to claim anything durable again.
   Status sync_failure;
 
-  Status Usable() const;
+  // Ok, or why the store refuses work. Inline, as every append asks: the usual answer is the
+  // test of three flags, and only a refusal calls out to build its message.
+  Status Usable() const {
+    if (!closed && sync_failure.ok() && hours.failure().ok()) [[likely]] {
+      return Status::Ok();
+    }
+    return Refusal();
+  }
+  Status Refusal() const;
   Status Recover(RecoveryReport* report);
   Result<HourAppender*> AppenderFor(int64_t epoch_hour);
   Result<std::unique_ptr<PendingSync>> BeginSync();
@@ -69,7 +77,7 @@ Status DelayLogStore::Impl::Recover(RecoveryReport* report) {
   return SyncDir(options.dir);
 }
 
-Status DelayLogStore::Impl::Usable() const {
+Status DelayLogStore::Impl::Refusal() const {
   if (closed) return Status::FailedPrecondition("store " + options.dir + " is closed");
   const Status& failure = !sync_failure.ok() ? sync_failure : hours.failure();
   if (!failure.ok()) {

@@ -45,19 +45,6 @@ Status CheckFileHeader(std::string_view bytes, uint32_t expected_magic, int64_t 
   return Status::Ok();
 }
 
-uint32_t RecordCrc(uint32_t length, int64_t deliver_at_ms, std::string_view payload) {
-  // Two arrays, not one of 12 bytes: the checksum reads a 12-byte array as 8 + 4 bytes, and
-  // its first 8 would span both stores, which the CPU cannot forward to a load (a stall of
-  // about 10 ns on every append). Each array is read as the one store that wrote it.
-  char length_bytes[4];
-  char deliver_at_bytes[8];
-  EncodeFixed32(length_bytes, length);
-  EncodeFixed64(deliver_at_bytes, static_cast<uint64_t>(deliver_at_ms));
-  uint32_t crc = crc32c::Value(length_bytes, sizeof(length_bytes));
-  crc = crc32c::Extend(crc, deliver_at_bytes, sizeof(deliver_at_bytes));
-  return crc32c::Extend(crc, payload.data(), payload.size());
-}
-
 RecordHeader DecodeRecordHeader(const char* src) {
   RecordHeader header;
   header.length = DecodeFixed32(src);

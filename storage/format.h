@@ -91,8 +91,21 @@ struct RecordHeader {
   int64_t deliver_at_ms = 0;
 };
 
-// CRC of a record: over the length, the delivery time and the payload.
-uint32_t RecordCrc(uint32_t length, int64_t deliver_at_ms, std::string_view payload);
+// CRC of a record: over the length, the delivery time and the payload. Inline: every append
+// computes one, and its three checksum calls then go straight to the implementation.
+inline uint32_t RecordCrc(uint32_t length, int64_t deliver_at_ms, std::string_view payload) {
+  // Two arrays, not one of 12 bytes: the checksum reads a 12-byte array as 8 + 4 bytes, and
+  // its first 8 would span both stores, which the CPU cannot forward to a load (a stall of
+  // about 10 ns on every append). Each array is read as the one store that wrote it.
+  char length_bytes[4];
+  char deliver_at_bytes[8];
+  EncodeFixed32(length_bytes, length);
+  EncodeFixed64(deliver_at_bytes, static_cast<uint64_t>(deliver_at_ms));
+  uint32_t crc = crc32c::Value(length_bytes, sizeof(length_bytes));
+  crc = crc32c::Extend(crc, deliver_at_bytes, sizeof(deliver_at_bytes));
+  return crc32c::Extend(crc, payload.data(), payload.size());
+}
+
 // Writes kRecordHeaderSize bytes. Inline, as EncodeIndexEntry: every append calls both, and
 // inlined their fields go from registers to the buffer instead of through a struct in memory.
 inline void EncodeRecordHeader(const RecordHeader& header, char* dst) {

@@ -76,10 +76,19 @@ Result<uint32_t> HourAppender::Append(int64_t deliver_at_ms, std::string_view pa
   HeadCell& cell = CellOf(*cells_, deliver_at_ms);
   const uint32_t pre_index = cell.head;
   const uint64_t log_offset = data_bytes_;
-  Result<uint32_t> record_crc = AppendRecord(deliver_at_ms, payload);
-  if (!record_crc.ok()) return record_crc.status();
+  const size_t record_bytes = kRecordHeaderSize + payload.size();
+  uint32_t record_crc = 0;
+  if (data_buffer_.size() + record_bytes <= kWriteBufferBytes &&
+      index_buffer_.size() + kIndexEntrySize <= kIndexBufferBytes) [[likely]] {
+    record_crc = BufferRecord(deliver_at_ms, payload);
+  } else {
+    Result<uint32_t> crc = AppendRecordAfterFlush(deliver_at_ms, payload);
+    if (!crc.ok()) return crc.status();
+    record_crc = *crc;
+  }
+  data_bytes_ += record_bytes;
   const IndexEntry entry{deliver_at_ms, log_offset, static_cast<uint32_t>(payload.size()),
-                         *record_crc, pre_index};
+                         record_crc, pre_index};
   EncodeIndexEntry(entry, index_buffer_.Append(kIndexEntrySize));
   const uint32_t ordinal = LinkEntry(&cell, entries_);
   entries_ += 1;
@@ -87,29 +96,29 @@ Result<uint32_t> HourAppender::Append(int64_t deliver_at_ms, std::string_view pa
   return ordinal;
 }
 
-Result<uint32_t> HourAppender::AppendRecord(int64_t deliver_at_ms, std::string_view payload) {
+uint32_t HourAppender::BufferRecord(int64_t deliver_at_ms, std::string_view payload) {
+  const auto length = static_cast<uint32_t>(payload.size());
+  char* record = data_buffer_.Append(kRecordHeaderSize + payload.size());
+  const RecordHeader header{length, RecordCrc(length, deliver_at_ms, payload), deliver_at_ms};
+  EncodeRecordHeader(header, record);
+  std::copy(payload.begin(), payload.end(), record + kRecordHeaderSize);
+  return header.crc;
+}
+
+Result<uint32_t> HourAppender::AppendRecordAfterFlush(int64_t deliver_at_ms,
+                                                      std::string_view payload) {
+  // Room first: a buffer that cannot be written refuses the record before it is half added.
+  if (Status s = Flush(); !s.ok()) return s;
   const size_t record_bytes = kRecordHeaderSize + payload.size();
-  const bool bypass = record_bytes > kWriteBufferBytes;
-  if (bypass || data_buffer_.size() + record_bytes > kWriteBufferBytes ||
-      index_buffer_.size() + kIndexEntrySize > kIndexBufferBytes) {
-    // Room first: a buffer that cannot be written refuses the record before it is half added.
-    if (Status s = Flush(); !s.ok()) return s;
-  }
+  if (record_bytes <= kWriteBufferBytes) return BufferRecord(deliver_at_ms, payload);
+  // Large records bypass the buffer so it never grows past its bound.
   const auto length = static_cast<uint32_t>(payload.size());
   const RecordHeader header{length, RecordCrc(length, deliver_at_ms, payload), deliver_at_ms};
-  if (bypass) {
-    // Large records bypass the buffer so it never grows past its bound.
-    char header_bytes[kRecordHeaderSize];
-    EncodeRecordHeader(header, header_bytes);
-    Status s = data_.WriteAt2(data_written_, {header_bytes, kRecordHeaderSize}, payload);
-    if (!s.ok()) return s;
-    data_written_ += record_bytes;
-  } else {
-    char* record = data_buffer_.Append(record_bytes);
-    EncodeRecordHeader(header, record);
-    std::copy(payload.begin(), payload.end(), record + kRecordHeaderSize);
-  }
-  data_bytes_ += record_bytes;
+  char header_bytes[kRecordHeaderSize];
+  EncodeRecordHeader(header, header_bytes);
+  Status s = data_.WriteAt2(data_written_, {header_bytes, kRecordHeaderSize}, payload);
+  if (!s.ok()) return s;
+  data_written_ += record_bytes;
   return header.crc;
 }
 

@@ -85,10 +85,12 @@ class HourAppender {
 
  private:
   HourAppender(std::string dir, int64_t epoch_hour);
-  // Append's first half: makes room in both buffers (writing them when the record or its entry
-  // would take one past its size), then adds the record to the data buffer, or writes it directly
-  // when it is larger than the buffer. Returns the record's checksum; on error nothing was added.
-  Result<uint32_t> AppendRecord(int64_t deliver_at_ms, std::string_view payload);
+  // Adds the record to the data buffer, which has room for it; returns its checksum.
+  uint32_t BufferRecord(int64_t deliver_at_ms, std::string_view payload);
+  // Append's path when a buffer lacks room for the record or its entry: writes both buffers,
+  // then buffers the record, or writes it directly when it is larger than the buffer. Returns
+  // the record's checksum; on error nothing was added.
+  Result<uint32_t> AppendRecordAfterFlush(int64_t deliver_at_ms, std::string_view payload);
   // Saves the head table when kHeadsSaveEveryEntries entries are not covered, or when force
   // and anything is not covered. Only valid when every entry is synced.
   Status SaveHeadsIfDue(bool force);

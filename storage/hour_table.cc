@@ -88,19 +88,6 @@ Status HourTable::EvictLeastRecentlyUsed() {
   return s;
 }
 
-Result<HourAppender*> HourTable::AppenderFor(int64_t epoch_hour, bool* created) {
-  *created = false;
-  HourAppender* appender = recent_.Find(epoch_hour);
-  if (appender == nullptr) {
-    Result<HourAppender*> opened = OpenHour(epoch_hour, created);
-    if (!opened.ok()) return opened;
-    appender = *opened;
-    recent_.Remember(epoch_hour, appender);
-  }
-  appender->set_last_used(++tick_);
-  return appender;
-}
-
 Result<HourAppender*> HourTable::OpenHour(int64_t epoch_hour, bool* created) {
   if (auto it = open_.find(epoch_hour); it != open_.end()) return it->second.get();
   if (open_.size() >= max_open_hours_) {

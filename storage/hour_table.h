@@ -45,7 +45,19 @@ class HourTable {
   // The hour's appender, opened (reopened, or created: *created then says the directory needs
   // an fsync) or unparked. A failed eviction of another hour may have lost pages: it is
   // returned and kept as failure(), after which the store must refuse to claim durability.
-  Result<HourAppender*> AppenderFor(int64_t epoch_hour, bool* created);
+  // Inline: every append asks, nearly always for an hour in the cache of recent ones.
+  Result<HourAppender*> AppenderFor(int64_t epoch_hour, bool* created) {
+    *created = false;
+    HourAppender* appender = recent_.Find(epoch_hour);
+    if (appender == nullptr) [[unlikely]] {
+      Result<HourAppender*> opened = OpenHour(epoch_hour, created);
+      if (!opened.ok()) return opened;
+      appender = *opened;
+      recent_.Remember(epoch_hour, appender);
+    }
+    appender->set_last_used(++tick_);
+    return appender;
+  }
   // The open appender of the hour, or null when it is not open.
   HourAppender* OpenAppender(int64_t epoch_hour);
   // The hour's head table: the appender's when open or parked, else loaded (and cached) from its

@@ -294,19 +294,21 @@ class LayoutHour {
 };
 
 // What the store's layout alone costs: the bytes the store writes for each record (its payload
-// behind a 16-byte header in one file, an index entry in another) with no other work, the
+// behind a record header in one file, an index entry in another) with no other work, the
 // records round robin over the files of `hours` hours as BM_StoreAppend's, on the same cadence;
 // sync_index: fdatasync the index files too, or only the data files, all of them concurrently
 // as the store's group commit does (storage/parallel_sync.h). entry: bytes of index entry per
 // record, to see what a smaller one would save: 32 is the format's (kIndexEntrySize), 16 an
 // entry without the copies of the record's delivery time, length and checksum, 0 no index (its
 // file is created and never written; a format without one would also need a chain link in the
-// record's header, which this leaves at 16 bytes).
+// record's header). header: bytes of record header, 16 the format's (kRecordHeaderSize), 12 one
+// holding the delivery time as milliseconds in the hour.
 void BM_RawStoreLayout(benchmark::State& state) {
   const auto payload_bytes = static_cast<size_t>(state.range(0));
   const bool sync_index = state.range(1) == 1;
   const int64_t hours = state.range(2);
   const auto entry_bytes = static_cast<size_t>(state.range(3));
+  const auto header_bytes = static_cast<size_t>(state.range(4));
   std::string dir = FreshDir("layout");
   std::vector<std::unique_ptr<LayoutHour>> files;
   std::vector<std::function<Status()>> syncs;
@@ -318,7 +320,7 @@ void BM_RawStoreLayout(benchmark::State& state) {
       syncs.push_back([&hour] { return hour.index().DataSync(); });
     }
   }
-  const std::string record(kRecordHeaderSize + payload_bytes, 'p');
+  const std::string record(header_bytes + payload_bytes, 'p');
   const std::string entry(entry_bytes, 'e');
   uint64_t count = 0;
   SyncCadence cadence;
@@ -335,10 +337,11 @@ void BM_RawStoreLayout(benchmark::State& state) {
   std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_RawStoreLayout)
-    ->ArgNames({"payload", "sync_index", "hours", "entry"})
-    ->ArgsProduct({{100, 1024}, {0, 1}, {1}, {kIndexEntrySize}})
-    ->Args({100, 0, 24, kIndexEntrySize})
-    ->ArgsProduct({{100}, {0}, {1, 24}, {16, 0}})
+    ->ArgNames({"payload", "sync_index", "hours", "entry", "header"})
+    ->ArgsProduct({{100, 1024}, {0, 1}, {1}, {kIndexEntrySize}, {kRecordHeaderSize}})
+    ->Args({100, 0, 24, kIndexEntrySize, kRecordHeaderSize})
+    ->ArgsProduct({{100}, {0}, {1, 24}, {16, 0}, {kRecordHeaderSize}})
+    ->ArgsProduct({{100}, {0}, {1, 24}, {16}, {12}})
     ->MinTime(2.0)
     ->UseRealTime()
     ->Unit(benchmark::kNanosecond);
