@@ -94,10 +94,6 @@ __attribute__((target("sse4.2"))) uint32_t ExtendHardware(uint32_t crc, const vo
   if (n > 0) state32 = _mm_crc32_u8(state32, *p);
   return ~state32;
 }
-#else
-uint32_t ExtendHardware(uint32_t crc, const void* data, size_t n) {
-  return ExtendPortable(crc, data, n);
-}
 #endif
 
 }  // namespace delaybridge::storage::crc32c

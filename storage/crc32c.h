@@ -11,11 +11,14 @@ namespace delaybridge::storage::crc32c {
 
 // The portable slice-by-8 implementation, exposed so tests can compare both paths.
 uint32_t ExtendPortable(uint32_t crc, const void* data, size_t n);
+
+#if defined(__x86_64__)
 // The SSE4.2 implementation; only valid when HardwareAccelerated().
 uint32_t ExtendHardware(uint32_t crc, const void* data, size_t n);
+#endif
 
-// True when Extend uses the SSE4.2 instruction on this machine. One load of a flag the C
-// runtime set at start-up.
+// True when Extend uses the SSE4.2 instruction on this machine: one load of a flag that the
+// compiler's runtime sets from CPUID at program start.
 inline bool HardwareAccelerated() {
 #if defined(__x86_64__)
   return __builtin_cpu_supports("sse4.2");
@@ -25,12 +28,15 @@ inline bool HardwareAccelerated() {
 }
 
 // Returns the CRC32C of data[0, n) continued from crc, the CRC32C of some earlier bytes:
-// Extend(Value(a), b) == Value(a followed by b). Inline, so that a caller's checksum costs one
-// call, not a call to a dispatcher that calls the implementation (a record's append takes three).
+// Extend(Value(a), b) == Value(a followed by b). Inline, so that a checksum costs one call, not
+// a call to a dispatcher that calls the implementation: an append makes four (three for its
+// record, one for its index entry).
 inline uint32_t Extend(uint32_t crc, const void* data, size_t n) {
+#if defined(__x86_64__)
   if (HardwareAccelerated()) [[likely]] {
     return ExtendHardware(crc, data, n);
   }
+#endif
   return ExtendPortable(crc, data, n);
 }
 

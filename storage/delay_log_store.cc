@@ -38,6 +38,7 @@ struct DelayLogStore::Impl {
     }
     return Refusal();
   }
+  // The message of Usable's refusal; only called when its test failed.
   Status Refusal() const;
   Status Recover(RecoveryReport* report);
   Result<HourAppender*> AppenderFor(int64_t epoch_hour);
@@ -80,12 +81,9 @@ Status DelayLogStore::Impl::Recover(RecoveryReport* report) {
 Status DelayLogStore::Impl::Refusal() const {
   if (closed) return Status::FailedPrecondition("store " + options.dir + " is closed");
   const Status& failure = !sync_failure.ok() ? sync_failure : hours.failure();
-  if (!failure.ok()) {
-    return Status::FailedPrecondition(
-        "store " + options.dir +
-        " failed to sync earlier; reopen it to recover: " + failure.message());
-  }
-  return Status::Ok();
+  return Status::FailedPrecondition(
+      "store " + options.dir +
+      " failed to sync earlier; reopen it to recover: " + failure.message());
 }
 
 Result<HourAppender*> DelayLogStore::Impl::AppenderFor(int64_t epoch_hour) {

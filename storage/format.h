@@ -106,6 +106,12 @@ inline uint32_t RecordCrc(uint32_t length, int64_t deliver_at_ms, std::string_vi
   return crc32c::Extend(crc, payload.data(), payload.size());
 }
 
+// The header of a record holding payload, due at deliver_at_ms.
+inline RecordHeader RecordHeaderFor(int64_t deliver_at_ms, std::string_view payload) {
+  const auto length = static_cast<uint32_t>(payload.size());
+  return {length, RecordCrc(length, deliver_at_ms, payload), deliver_at_ms};
+}
+
 // Writes kRecordHeaderSize bytes. Inline, as EncodeIndexEntry: every append calls both, and
 // inlined their fields go from registers to the buffer instead of through a struct in memory.
 inline void EncodeRecordHeader(const RecordHeader& header, char* dst) {

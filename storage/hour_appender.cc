@@ -97,9 +97,8 @@ Result<uint32_t> HourAppender::Append(int64_t deliver_at_ms, std::string_view pa
 }
 
 uint32_t HourAppender::BufferRecord(int64_t deliver_at_ms, std::string_view payload) {
-  const auto length = static_cast<uint32_t>(payload.size());
   char* record = data_buffer_.Append(kRecordHeaderSize + payload.size());
-  const RecordHeader header{length, RecordCrc(length, deliver_at_ms, payload), deliver_at_ms};
+  const RecordHeader header = RecordHeaderFor(deliver_at_ms, payload);
   EncodeRecordHeader(header, record);
   std::copy(payload.begin(), payload.end(), record + kRecordHeaderSize);
   return header.crc;
@@ -109,16 +108,16 @@ Result<uint32_t> HourAppender::AppendRecordAfterFlush(int64_t deliver_at_ms,
                                                       std::string_view payload) {
   // Room first: a buffer that cannot be written refuses the record before it is half added.
   if (Status s = Flush(); !s.ok()) return s;
-  const size_t record_bytes = kRecordHeaderSize + payload.size();
-  if (record_bytes <= kWriteBufferBytes) return BufferRecord(deliver_at_ms, payload);
+  if (kRecordHeaderSize + payload.size() <= kWriteBufferBytes) {
+    return BufferRecord(deliver_at_ms, payload);
+  }
   // Large records bypass the buffer so it never grows past its bound.
-  const auto length = static_cast<uint32_t>(payload.size());
-  const RecordHeader header{length, RecordCrc(length, deliver_at_ms, payload), deliver_at_ms};
+  const RecordHeader header = RecordHeaderFor(deliver_at_ms, payload);
   char header_bytes[kRecordHeaderSize];
   EncodeRecordHeader(header, header_bytes);
   Status s = data_.WriteAt2(data_written_, {header_bytes, kRecordHeaderSize}, payload);
   if (!s.ok()) return s;
-  data_written_ += record_bytes;
+  data_written_ += kRecordHeaderSize + payload.size();
   return header.crc;
 }
 
