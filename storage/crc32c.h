@@ -1,8 +1,8 @@
 // CRC32C (Castagnoli): the checksum of every DelayLog record, index entry, head table slot and
 // checkpoint (docs/storage-format.md "Encoding"). Uses the SSE4.2 crc32 instruction, in three
 // chains at once merged by carry-less multiplies (PCLMULQDQ), when the CPU has both (their
-// feature bits tested on every call: one load each), slice-by-8 tables otherwise; both give the
-// same values. Pure functions; thread-safe.
+// feature bits tested on every call: one load), slice-by-8 tables otherwise; both give the same
+// values. Pure functions; thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -18,8 +18,10 @@ uint32_t ExtendPortable(uint32_t crc, const void* data, size_t n);
 uint32_t ExtendHardware(uint32_t crc, const void* data, size_t n);
 #endif
 
-// True when Extend uses ExtendHardware on this machine (every x86-64 CPU since 2010): loads of
-// flags that the compiler's runtime sets from CPUID at program start.
+// True when Extend uses ExtendHardware on this machine: a load of the flags that the compiler's
+// runtime sets from CPUID at program start. Intel CPUs have both instructions since Westmere
+// (2010); one with SSE4.2 only (Nehalem), or a virtual CPU that hides PCLMULQDQ, uses the
+// tables, 6-13x slower (docs/BENCHMARKS.md "Checksums in three lanes").
 inline bool HardwareAccelerated() {
 #if defined(__x86_64__)
   return __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul");

@@ -136,12 +136,13 @@ inline void EncodeIndexEntry(const IndexEntry& entry, char* dst) {
   EncodeFixed64(dst, static_cast<uint64_t>(entry.deliver_at_ms));
   EncodeFixed64(dst + 8, entry.log_offset);
   EncodeFixed32(dst + 16, entry.size);
-  // The record's checksum and the chain link come last (the link often behind a cache miss on
-  // the head table): one 8-byte store, read back by the checksum as one word, so that the
-  // checksum of the 20 bytes before them runs meanwhile and one step is left once they arrive.
+  // The record's checksum and the chain link are known last (the link often behind a cache
+  // miss on the head table). One 8-byte store, read back by the checksum as one word: the
+  // checksum of the 20 bytes before them runs meanwhile, one step is left once they arrive, and
+  // no 8-byte load spans two 4-byte stores (which the CPU cannot forward to the load).
   EncodeFixed64(dst + 20, entry.record_crc | uint64_t{entry.pre_index} << 32);
-  const uint32_t first_20_bytes = crc32c::Value(dst, 20);
-  EncodeFixed32(dst + 28, crc32c::Extend(first_20_bytes, dst + 20, 8));
+  const uint32_t crc_of_first_20_bytes = crc32c::Value(dst, 20);
+  EncodeFixed32(dst + 28, crc32c::Extend(crc_of_first_20_bytes, dst + 20, 8));
 }
 // Decodes src; returns false when its entry_crc does not match.
 bool DecodeIndexEntry(const char* src, IndexEntry* entry);
