@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "storage/coding.h"
+
 namespace delaybridge::storage::crc32c {
 
 // The portable slice-by-8 implementation, exposed so tests can compare both paths.
@@ -32,8 +34,7 @@ inline bool HardwareAccelerated() {
 
 // Returns the CRC32C of data[0, n) continued from crc, the CRC32C of some earlier bytes:
 // Extend(Value(a), b) == Value(a followed by b). Inline, so that a checksum costs one call, not
-// a call to a dispatcher that calls the implementation: an append makes five (three for its
-// record, two for its index entry).
+// a call to a dispatcher that calls the implementation.
 inline uint32_t Extend(uint32_t crc, const void* data, size_t n) {
 #if defined(__x86_64__)
   if (HardwareAccelerated()) [[likely]] {
@@ -45,5 +46,36 @@ inline uint32_t Extend(uint32_t crc, const void* data, size_t n) {
 
 // CRC32C of data[0, n).
 inline uint32_t Value(const void* data, size_t n) { return Extend(0, data, n); }
+
+// Extend over the 4 or 8 little-endian bytes of value (EncodeFixed32 / EncodeFixed64), taken
+// from a register: with ExtendHardware's instructions, one crc32 instruction inline, no call
+// and no round trip through memory. Every append checksums five fixed-width fields this way.
+// The instruction is written out because its intrinsic needs the sse4.2 target, and a function
+// of that target cannot be inlined into code compiled without it.
+inline uint32_t ExtendLittleEndian32(uint32_t crc, uint32_t value) {
+#if defined(__x86_64__)
+  if (HardwareAccelerated()) [[likely]] {
+    uint32_t state = ~crc;
+    __asm__("crc32l %1, %0" : "+r"(state) : "rm"(value));
+    return ~state;
+  }
+#endif
+  char bytes[4];
+  EncodeFixed32(bytes, value);
+  return ExtendPortable(crc, bytes, sizeof(bytes));
+}
+
+inline uint32_t ExtendLittleEndian64(uint32_t crc, uint64_t value) {
+#if defined(__x86_64__)
+  if (HardwareAccelerated()) [[likely]] {
+    uint64_t state = ~crc;
+    __asm__("crc32q %1, %0" : "+r"(state) : "rm"(value));
+    return ~static_cast<uint32_t>(state);
+  }
+#endif
+  char bytes[8];
+  EncodeFixed64(bytes, value);
+  return ExtendPortable(crc, bytes, sizeof(bytes));
+}
 
 }  // namespace delaybridge::storage::crc32c

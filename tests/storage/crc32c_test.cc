@@ -67,6 +67,23 @@ TEST(Crc32cTest, PortableAndDispatchedAgreeOnRandomInput) {
   }
 }
 
+TEST(Crc32cTest, FixedWidthValuesEqualTheirEncodedBytes) {
+  const uint32_t seed = 20261129;
+  std::mt19937_64 random(seed);
+  for (int round = 0; round < 1000; ++round) {
+    const auto before = static_cast<uint32_t>(random());
+    const uint64_t value = random();
+    char bytes[8];
+    EncodeFixed64(bytes, value);
+    ASSERT_EQ(crc32c::ExtendLittleEndian64(before, value), crc32c::ExtendPortable(before, bytes, 8))
+        << "seed " << seed << " round " << round;
+    EncodeFixed32(bytes, static_cast<uint32_t>(value));
+    ASSERT_EQ(crc32c::ExtendLittleEndian32(before, static_cast<uint32_t>(value)),
+              crc32c::ExtendPortable(before, bytes, 4))
+        << "seed " << seed << " round " << round;
+  }
+}
+
 TEST(Crc32cTest, DetectsSingleBitFlips) {
   std::string data(64, 'x');
   uint32_t original = crc32c::Value(data.data(), data.size());
