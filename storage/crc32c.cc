@@ -120,7 +120,7 @@ __attribute__((target("sse4.2,pclmul"))) uint32_t ExtendHardware(uint32_t crc, c
   const auto* p = static_cast<const uint8_t*>(data);
   uint64_t state = ~crc;
   // Long lanes first (fewer merges), then short ones, so that a 100-byte record runs in lanes
-  // too: docs/BENCHMARKS.md "Checksums in three lanes".
+  // too (docs/BENCHMARKS.md "Checksums: three lanes, and fields from registers").
   ExtendInLanes<256>(&state, &p, &n);
   ExtendInLanes<32>(&state, &p, &n);
   while (n >= 8) {

@@ -20,10 +20,11 @@ uint32_t ExtendPortable(uint32_t crc, const void* data, size_t n);
 uint32_t ExtendHardware(uint32_t crc, const void* data, size_t n);
 #endif
 
-// True when Extend uses ExtendHardware on this machine: a load of the flags that the compiler's
+// True when Extend uses ExtendHardware on this machine: a test of the flags that the compiler's
 // runtime sets from CPUID at program start. Intel CPUs have both instructions since Westmere
 // (2010); one with SSE4.2 only (Nehalem), or a virtual CPU that hides PCLMULQDQ, uses the
-// tables, 6-13x slower (docs/BENCHMARKS.md "Checksums in three lanes").
+// tables, 6-13x slower (docs/BENCHMARKS.md "Checksums: three lanes, and fields from
+// registers").
 inline bool HardwareAccelerated() {
 #if defined(__x86_64__)
   return __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul");
@@ -49,7 +50,8 @@ inline uint32_t Value(const void* data, size_t n) { return Extend(0, data, n); }
 
 // Extend over the 4 or 8 little-endian bytes of value (EncodeFixed32 / EncodeFixed64), taken
 // from a register: with ExtendHardware's instructions, one crc32 instruction inline, no call
-// and no round trip through memory. Every append checksums five fixed-width fields this way.
+// and no round trip through memory. Every append checksums its record header's fields and its
+// index entry's this way.
 // The instruction is written out because its intrinsic needs the sse4.2 target, and a function
 // of that target cannot be inlined into code compiled without it.
 inline uint32_t ExtendLittleEndian32(uint32_t crc, uint32_t value) {
