@@ -23,7 +23,7 @@ uint32_t ExtendHardware(uint32_t crc, const void* data, size_t n);
 // True when Extend uses ExtendHardware on this machine: a test of the flags that the compiler's
 // runtime sets from CPUID at program start. Intel CPUs have both instructions since Westmere
 // (2010); one with SSE4.2 only (Nehalem), or a virtual CPU that hides PCLMULQDQ, uses the
-// tables, 6-13x slower (docs/BENCHMARKS.md "Checksums: three lanes, and fields from
+// tables, 5-13x slower (docs/BENCHMARKS.md "Checksums: three lanes, and fields from
 // registers").
 inline bool HardwareAccelerated() {
 #if defined(__x86_64__)
