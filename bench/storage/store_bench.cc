@@ -1,13 +1,15 @@
 // bench_storage: DelayLogStore append throughput with group commit every 5 ms, against raw
-// sequential writes of the same payload bytes to one file with the same fdatasync cadence, and
-// against raw writes of the store's own layout (what the format costs before the code does);
-// and walking one second of 100k records with a cold and a warm page cache.
+// sequential writes of the same payload bytes to one file with the same fdatasync cadence,
+// against raw writes of the store's own layout (what the format costs before the code does) and
+// against the least work a store of this design does per record (BM_ChainedLayout: checksums
+// and chain links too); and walking one second of 100k records with a cold and a warm page cache.
 //
 // Run (Release build): build-rel/bin/bench_storage [--benchmark_filter=...]. Rates use wall
 // time (UseRealTime): waiting for fdatasync is part of what is measured.
 // The store directory is $DELAYBRIDGE_BENCH_DIR or a fresh directory under /tmp (on disk).
 #include <benchmark/benchmark.h>
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "bench/storage/bench_dir.h"
+#include "storage/append_buffer.h"
 #include "storage/crc32c.h"
 #include "storage/delay_log_store.h"
 #include "storage/format.h"
@@ -251,19 +254,30 @@ BENCHMARK(BM_RawSequentialWrite)
     ->Unit(benchmark::kNanosecond);
 
 // One hour's pair of files as the store's layout writes them, through buffers of the store's
-// sizes, with no other work (BM_RawStoreLayout).
+// sizes (AppendBuffer, as HourAppender's), with no other work (BM_RawStoreLayout), or with the
+// work of ChainedHour.
 class LayoutHour {
  public:
   LayoutHour(benchmark::State& state, const std::string& dir, int64_t hour)
       : state_(state), data_(Open(dir, hour, "data")), index_(Open(dir, hour, "index")) {}
 
   void Append(std::string_view record, std::string_view entry) {
-    if (data_buffer_.size() + record.size() > kWriteBufferBytes ||
-        index_buffer_.size() + entry.size() > kIndexBufferBytes) {
+    RecordRoom room = Room(record.size(), entry.size());
+    std::copy(record.begin(), record.end(), room.record);
+    std::copy(entry.begin(), entry.end(), room.entry);
+  }
+  // Room for a record and its entry at the ends of the buffers, written first when either
+  // lacks it.
+  struct RecordRoom {
+    char* record;
+    char* entry;
+  };
+  RecordRoom Room(size_t record_bytes, size_t entry_bytes) {
+    if (data_buffer_.size() + record_bytes > kWriteBufferBytes ||
+        index_buffer_.size() + entry_bytes > kIndexBufferBytes) {
       Flush();
     }
-    data_buffer_.append(record);
-    index_buffer_.append(entry);
+    return {data_buffer_.Append(record_bytes), index_buffer_.Append(entry_bytes)};
   }
   void Flush() {
     Flush(data_, data_buffer_, data_written_);
@@ -277,18 +291,18 @@ class LayoutHour {
     std::string path = dir + "/" + name + std::to_string(hour);
     return std::move(PosixFile::Open(path, PosixFile::Mode::kCreateReadWrite)).value();
   }
-  void Flush(PosixFile& file, std::string& buffer, uint64_t& written) {
+  void Flush(PosixFile& file, AppendBuffer& buffer, uint64_t& written) {
     if (buffer.empty()) return;
-    if (!file.WriteAt(written, buffer).ok()) state_.SkipWithError("write failed");
+    if (!file.WriteAt(written, buffer.view()).ok()) state_.SkipWithError("write failed");
     written += buffer.size();
-    buffer.clear();
+    buffer.Clear();
   }
 
   benchmark::State& state_;
   PosixFile data_;
   PosixFile index_;
-  std::string data_buffer_;
-  std::string index_buffer_;
+  AppendBuffer data_buffer_{kWriteBufferBytes};
+  AppendBuffer index_buffer_{kIndexBufferBytes};
   uint64_t data_written_ = 0;
   uint64_t index_written_ = 0;
 };
@@ -342,6 +356,149 @@ BENCHMARK(BM_RawStoreLayout)
     ->Args({100, 0, 24, kIndexEntrySize, kRecordHeaderSize})
     ->ArgsProduct({{100}, {0}, {1, 24}, {16, 0}, {kRecordHeaderSize}})
     ->ArgsProduct({{100}, {0}, {1, 24}, {16}, {12}})
+    ->MinTime(2.0)
+    ->UseRealTime()
+    ->Unit(benchmark::kNanosecond);
+
+// The layouts BM_ChainedLayout writes: the format's; a smaller one (a 12-byte header {length,
+// checksum, milliseconds in the hour} and a 16-byte entry {log offset (42 bits) and milliseconds
+// (22 bits), chain link, checksum}); and one file alone, each record's 16-byte header holding
+// the chain link as the byte offset of the previous record of its second {length, checksum,
+// milliseconds (22 bits) and that offset (42 bits)}, with no index file.
+enum class FloorLayout : int64_t { kFormat = 0, kSmall = 1, kOneFile = 2 };
+
+// One hour written with the least work a store of this design does per record
+// (BM_ChainedLayout): the record's header with its checksum, its payload, its index entry with
+// the entry's checksum (but for kOneFile) and its second's chain link in a head table, through
+// buffers of the store's sizes.
+class ChainedHour {
+ public:
+  ChainedHour(benchmark::State& state, const std::string& dir, int64_t hour, FloorLayout layout)
+      : layout_(state, dir, hour), hour_start_ms_(kBaseMs + hour * kHourMs), kind_(layout) {}
+
+  void Append(int64_t ms_in_hour, std::string_view payload) {
+    switch (kind_) {
+      case FloorLayout::kFormat:
+        AppendFormat(ms_in_hour, payload);
+        break;
+      case FloorLayout::kSmall:
+        AppendSmall(ms_in_hour, payload);
+        break;
+      case FloorLayout::kOneFile:
+        AppendOneFile(ms_in_hour, payload);
+        break;
+    }
+  }
+  LayoutHour& layout() { return layout_; }
+
+ private:
+  // A one-file head cell: a byte offset needs more than 32 bits.
+  struct OffsetCell {
+    uint64_t head = UINT64_MAX;
+    uint32_t count = 0;
+  };
+
+  void AppendFormat(int64_t ms_in_hour, std::string_view payload) {
+    const int64_t deliver_at_ms = hour_start_ms_ + ms_in_hour;
+    HeadCell& cell = CellOf(cells_, deliver_at_ms);
+    const uint32_t pre_index = cell.head;
+    const auto [record, entry] = layout_.Room(kRecordHeaderSize + payload.size(), kIndexEntrySize);
+    const RecordHeader header = RecordHeaderFor(deliver_at_ms, payload);
+    EncodeRecordHeader(header, record);
+    std::copy(payload.begin(), payload.end(), record + kRecordHeaderSize);
+    EncodeIndexEntry({deliver_at_ms, offset_, header.length, header.crc, pre_index}, entry);
+    offset_ += kRecordHeaderSize + payload.size();
+    LinkEntry(&cell, entries_++);
+  }
+
+  void AppendSmall(int64_t ms_in_hour, std::string_view payload) {
+    constexpr size_t kHeader = 12;
+    constexpr size_t kEntry = 16;
+    const auto ms = static_cast<uint32_t>(ms_in_hour);
+    HeadCell& cell = CellOf(cells_, hour_start_ms_ + ms_in_hour);
+    const uint32_t pre_index = cell.head;
+    const auto [record, entry] = layout_.Room(kHeader + payload.size(), kEntry);
+    const uint32_t crc = HeaderAndPayloadCrc(ms, payload);
+    EncodeFixed32(record, static_cast<uint32_t>(payload.size()));
+    EncodeFixed32(record + 4, crc);
+    EncodeFixed32(record + 8, ms);
+    std::copy(payload.begin(), payload.end(), record + kHeader);
+    const uint64_t where = offset_ | uint64_t{ms} << 42;
+    EncodeFixed64(entry, where);
+    EncodeFixed32(entry + 8, pre_index);
+    EncodeFixed32(entry + 12,
+                  crc32c::ExtendLittleEndian32(crc32c::ExtendLittleEndian64(0, where), pre_index));
+    offset_ += kHeader + payload.size();
+    LinkEntry(&cell, entries_++);
+  }
+
+  void AppendOneFile(int64_t ms_in_hour, std::string_view payload) {
+    constexpr size_t kHeader = 16;
+    const auto ms = static_cast<uint32_t>(ms_in_hour);
+    OffsetCell& cell = offset_cells_[static_cast<size_t>(ms_in_hour / kMsPerSecond)];
+    const uint64_t link = uint64_t{ms} | (cell.head & ((uint64_t{1} << 42) - 1)) << 22;
+    const auto [record, entry] = layout_.Room(kHeader + payload.size(), 0);
+    uint32_t crc = crc32c::ExtendLittleEndian64(0, payload.size() | link << 32);
+    crc = crc32c::ExtendLittleEndian32(crc, static_cast<uint32_t>(link >> 32));
+    crc = crc32c::Extend(crc, payload.data(), payload.size());
+    EncodeFixed32(record, static_cast<uint32_t>(payload.size()));
+    EncodeFixed32(record + 4, crc);
+    EncodeFixed64(record + 8, link);
+    std::copy(payload.begin(), payload.end(), record + kHeader);
+    cell.head = offset_;
+    cell.count += 1;
+    offset_ += kHeader + payload.size();
+  }
+
+  static uint32_t HeaderAndPayloadCrc(uint32_t ms, std::string_view payload) {
+    uint32_t crc = crc32c::ExtendLittleEndian64(0, payload.size() | uint64_t{ms} << 32);
+    return crc32c::Extend(crc, payload.data(), payload.size());
+  }
+
+  LayoutHour layout_;
+  const int64_t hour_start_ms_;
+  const FloorLayout kind_;
+  HeadCells cells_;
+  std::array<OffsetCell, kSecondsPerHour> offset_cells_;
+  uint64_t offset_ = kFileHeaderSize;
+  uint64_t entries_ = 0;
+};
+
+// The floor of a store of this design: ChainedHour's work per record and nothing else (no hour
+// lookup, no checks, no results), the records round robin over `hours` hours at random
+// milliseconds as BM_StoreAppend's, the data files synced on the same cadence (the index files
+// are left to the kernel, as by BM_RawStoreLayout with sync_index 0). layout: a FloorLayout.
+void BM_ChainedLayout(benchmark::State& state) {
+  const auto payload_bytes = static_cast<size_t>(state.range(0));
+  const int64_t hours = state.range(1);
+  const auto layout = static_cast<FloorLayout>(state.range(2));
+  std::string dir = FreshDir("chained");
+  std::vector<std::unique_ptr<ChainedHour>> files;
+  std::vector<std::function<Status()>> syncs;
+  for (int64_t h = 0; h < hours; ++h) {
+    files.push_back(std::make_unique<ChainedHour>(state, dir, h, layout));
+    const LayoutHour& hour = files.back()->layout();
+    syncs.push_back([&hour] { return hour.data().DataSync(); });
+  }
+  const std::string payload(payload_bytes, 'p');
+  RandomMsInHour random;
+  uint64_t count = 0;
+  SyncCadence cadence;
+  for (auto _ : state) {
+    files[count % static_cast<uint64_t>(hours)]->Append(random.Next(), payload);
+    ++count;
+    cadence.Tick(count, [&] {
+      for (const auto& hour : files) hour->layout().Flush();
+      if (!RunConcurrently(syncs).ok()) state.SkipWithError("fdatasync failed");
+    });
+  }
+  ReportRates(state, payload_bytes);
+  files.clear();
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_ChainedLayout)
+    ->ArgNames({"payload", "hours", "layout"})
+    ->ArgsProduct({{100}, {1, 24}, {0, 1, 2}})
     ->MinTime(2.0)
     ->UseRealTime()
     ->Unit(benchmark::kNanosecond);
