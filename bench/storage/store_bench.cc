@@ -9,13 +9,16 @@
 // The store directory is $DELAYBRIDGE_BENCH_DIR or a fresh directory under /tmp (on disk).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <future>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench/storage/bench_dir.h"
@@ -258,6 +261,12 @@ BENCHMARK(BM_RawSequentialWrite)
 // work of ChainedHour.
 class LayoutHour {
  public:
+  // Room for a record and its index entry at the ends of the buffers.
+  struct RecordRoom {
+    char* record;
+    char* entry;  // nullptr for an entry of 0 bytes
+  };
+
   LayoutHour(benchmark::State& state, const std::string& dir, int64_t hour)
       : state_(state), data_(Open(dir, hour, "data")), index_(Open(dir, hour, "index")) {}
 
@@ -266,18 +275,14 @@ class LayoutHour {
     std::copy(record.begin(), record.end(), room.record);
     std::copy(entry.begin(), entry.end(), room.entry);
   }
-  // Room for a record and its entry at the ends of the buffers, written first when either
-  // lacks it.
-  struct RecordRoom {
-    char* record;
-    char* entry;
-  };
+  // Writes the buffers first when either lacks room. The record must fit an empty data buffer.
   RecordRoom Room(size_t record_bytes, size_t entry_bytes) {
     if (data_buffer_.size() + record_bytes > kWriteBufferBytes ||
         index_buffer_.size() + entry_bytes > kIndexBufferBytes) {
       Flush();
     }
-    return {data_buffer_.Append(record_bytes), index_buffer_.Append(entry_bytes)};
+    char* entry = entry_bytes == 0 ? nullptr : index_buffer_.Append(entry_bytes);
+    return {data_buffer_.Append(record_bytes), entry};
   }
   void Flush() {
     Flush(data_, data_buffer_, data_written_);
@@ -337,9 +342,11 @@ void BM_RawStoreLayout(benchmark::State& state) {
   const std::string record(header_bytes + payload_bytes, 'p');
   const std::string entry(entry_bytes, 'e');
   uint64_t count = 0;
+  size_t next_hour = 0;
   SyncCadence cadence;
   for (auto _ : state) {
-    files[count % static_cast<uint64_t>(hours)]->Append(record, entry);
+    files[next_hour]->Append(record, entry);
+    next_hour = next_hour + 1 == files.size() ? 0 : next_hour + 1;  // no division per record
     ++count;
     cadence.Tick(count, [&] {
       for (const auto& hour : files) hour->Flush();
@@ -361,48 +368,55 @@ BENCHMARK(BM_RawStoreLayout)
     ->Unit(benchmark::kNanosecond);
 
 // The layouts BM_ChainedLayout writes: the format's; a smaller one (a 12-byte header {length,
-// checksum, milliseconds in the hour} and a 16-byte entry {log offset (42 bits) and milliseconds
-// (22 bits), chain link, checksum}); and one file alone, each record's 16-byte header holding
-// the chain link as the byte offset of the previous record of its second {length, checksum,
-// milliseconds (22 bits) and that offset (42 bits)}, with no index file.
+// checksum, milliseconds in the hour} and a 16-byte entry {data file offset (42 bits) and
+// milliseconds (22 bits), chain link, checksum}); and one file (a 16-byte header {length,
+// checksum, milliseconds (22 bits) and the chain link (42 bits)}, the link the byte offset of the
+// previous record of the same second, and an index file never written).
 enum class FloorLayout : int64_t { kFormat = 0, kSmall = 1, kOneFile = 2 };
+
+inline constexpr int kMsInHourBits = 22;  // 3,599,999 < 2^22
+inline constexpr int kOffsetBits = 64 - kMsInHourBits;
+inline constexpr uint64_t kOffsetMask = (uint64_t{1} << kOffsetBits) - 1;
+inline constexpr uint64_t kNoPreviousRecord = kOffsetMask;  // one file's empty chain
+
+// The head cell of a one-file layout: a byte offset needs more than 32 bits. Packed to 12 bytes,
+// the least such a cell takes, so that the tables take no more cache than they must.
+struct [[gnu::packed]] OffsetCell {
+  uint64_t head = kNoPreviousRecord;
+  uint32_t count = 0;
+};
+static_assert(sizeof(OffsetCell) == 12);
 
 // One hour written with the least work a store of this design does per record
 // (BM_ChainedLayout): the record's header with its checksum, its payload, its index entry with
-// the entry's checksum (but for kOneFile) and its second's chain link in a head table, through
-// buffers of the store's sizes.
+// the entry's checksum (which covers the record's, so that the entry names its record), and its
+// second's chain link in a head table, through buffers of the store's sizes.
+template <FloorLayout kLayout>
 class ChainedHour {
  public:
-  ChainedHour(benchmark::State& state, const std::string& dir, int64_t hour, FloorLayout layout)
-      : layout_(state, dir, hour), hour_start_ms_(kBaseMs + hour * kHourMs), kind_(layout) {}
+  ChainedHour(benchmark::State& state, const std::string& dir, int64_t hour)
+      : files_(state, dir, hour), hour_start_ms_(kBaseMs + hour * kHourMs) {}
 
   void Append(int64_t ms_in_hour, std::string_view payload) {
-    switch (kind_) {
-      case FloorLayout::kFormat:
-        AppendFormat(ms_in_hour, payload);
-        break;
-      case FloorLayout::kSmall:
-        AppendSmall(ms_in_hour, payload);
-        break;
-      case FloorLayout::kOneFile:
-        AppendOneFile(ms_in_hour, payload);
-        break;
+    if constexpr (kLayout == FloorLayout::kFormat) {
+      AppendFormat(ms_in_hour, payload);
+    } else if constexpr (kLayout == FloorLayout::kSmall) {
+      AppendSmall(ms_in_hour, payload);
+    } else {
+      AppendOneFile(ms_in_hour, payload);
     }
   }
-  LayoutHour& layout() { return layout_; }
+  LayoutHour& files() { return files_; }
 
  private:
-  // A one-file head cell: a byte offset needs more than 32 bits.
-  struct OffsetCell {
-    uint64_t head = UINT64_MAX;
-    uint32_t count = 0;
-  };
+  using Cells = std::conditional_t<kLayout == FloorLayout::kOneFile,
+                                   std::array<OffsetCell, kSecondsPerHour>, HeadCells>;
 
   void AppendFormat(int64_t ms_in_hour, std::string_view payload) {
     const int64_t deliver_at_ms = hour_start_ms_ + ms_in_hour;
     HeadCell& cell = CellOf(cells_, deliver_at_ms);
     const uint32_t pre_index = cell.head;
-    const auto [record, entry] = layout_.Room(kRecordHeaderSize + payload.size(), kIndexEntrySize);
+    const auto [record, entry] = files_.Room(kRecordHeaderSize + payload.size(), kIndexEntrySize);
     const RecordHeader header = RecordHeaderFor(deliver_at_ms, payload);
     EncodeRecordHeader(header, record);
     std::copy(payload.begin(), payload.end(), record + kRecordHeaderSize);
@@ -412,89 +426,101 @@ class ChainedHour {
   }
 
   void AppendSmall(int64_t ms_in_hour, std::string_view payload) {
-    constexpr size_t kHeader = 12;
-    constexpr size_t kEntry = 16;
+    constexpr size_t kHeaderBytes = 12;
+    constexpr size_t kEntryBytes = 16;
     const auto ms = static_cast<uint32_t>(ms_in_hour);
     HeadCell& cell = CellOf(cells_, hour_start_ms_ + ms_in_hour);
     const uint32_t pre_index = cell.head;
-    const auto [record, entry] = layout_.Room(kHeader + payload.size(), kEntry);
-    const uint32_t crc = HeaderAndPayloadCrc(ms, payload);
+    const auto [record, entry] = files_.Room(kHeaderBytes + payload.size(), kEntryBytes);
+    uint32_t record_crc = crc32c::ExtendLittleEndian64(0, payload.size() | uint64_t{ms} << 32);
+    record_crc = crc32c::Extend(record_crc, payload.data(), payload.size());
     EncodeFixed32(record, static_cast<uint32_t>(payload.size()));
-    EncodeFixed32(record + 4, crc);
+    EncodeFixed32(record + 4, record_crc);
     EncodeFixed32(record + 8, ms);
-    std::copy(payload.begin(), payload.end(), record + kHeader);
-    const uint64_t where = offset_ | uint64_t{ms} << 42;
-    EncodeFixed64(entry, where);
+    std::copy(payload.begin(), payload.end(), record + kHeaderBytes);
+    const uint64_t offset_and_ms = offset_ | uint64_t{ms} << kOffsetBits;
+    EncodeFixed64(entry, offset_and_ms);
     EncodeFixed32(entry + 8, pre_index);
-    EncodeFixed32(entry + 12,
-                  crc32c::ExtendLittleEndian32(crc32c::ExtendLittleEndian64(0, where), pre_index));
-    offset_ += kHeader + payload.size();
+    const uint32_t entry_crc = crc32c::ExtendLittleEndian64(
+        crc32c::ExtendLittleEndian64(0, offset_and_ms), record_crc | uint64_t{pre_index} << 32);
+    EncodeFixed32(entry + 12, entry_crc);
+    offset_ += kHeaderBytes + payload.size();
     LinkEntry(&cell, entries_++);
   }
 
   void AppendOneFile(int64_t ms_in_hour, std::string_view payload) {
-    constexpr size_t kHeader = 16;
+    constexpr size_t kHeaderBytes = 16;
     const auto ms = static_cast<uint32_t>(ms_in_hour);
-    OffsetCell& cell = offset_cells_[static_cast<size_t>(ms_in_hour / kMsPerSecond)];
-    const uint64_t link = uint64_t{ms} | (cell.head & ((uint64_t{1} << 42) - 1)) << 22;
-    const auto [record, entry] = layout_.Room(kHeader + payload.size(), 0);
-    uint32_t crc = crc32c::ExtendLittleEndian64(0, payload.size() | link << 32);
-    crc = crc32c::ExtendLittleEndian32(crc, static_cast<uint32_t>(link >> 32));
+    OffsetCell& cell = cells_[SecondInHour(SecondOfMs(hour_start_ms_ + ms_in_hour))];
+    const uint64_t ms_and_link = uint64_t{ms} | (cell.head & kOffsetMask) << kMsInHourBits;
+    char* record = files_.Room(kHeaderBytes + payload.size(), 0).record;
+    uint32_t crc = crc32c::ExtendLittleEndian64(0, payload.size() | ms_and_link << 32);
+    crc = crc32c::ExtendLittleEndian32(crc, static_cast<uint32_t>(ms_and_link >> 32));
     crc = crc32c::Extend(crc, payload.data(), payload.size());
     EncodeFixed32(record, static_cast<uint32_t>(payload.size()));
     EncodeFixed32(record + 4, crc);
-    EncodeFixed64(record + 8, link);
-    std::copy(payload.begin(), payload.end(), record + kHeader);
+    EncodeFixed64(record + 8, ms_and_link);
+    std::copy(payload.begin(), payload.end(), record + kHeaderBytes);
     cell.head = offset_;
     cell.count += 1;
-    offset_ += kHeader + payload.size();
+    offset_ += kHeaderBytes + payload.size();
   }
 
-  static uint32_t HeaderAndPayloadCrc(uint32_t ms, std::string_view payload) {
-    uint32_t crc = crc32c::ExtendLittleEndian64(0, payload.size() | uint64_t{ms} << 32);
-    return crc32c::Extend(crc, payload.data(), payload.size());
-  }
-
-  LayoutHour layout_;
+  LayoutHour files_;
   const int64_t hour_start_ms_;
-  const FloorLayout kind_;
-  HeadCells cells_;
-  std::array<OffsetCell, kSecondsPerHour> offset_cells_;
-  uint64_t offset_ = kFileHeaderSize;
+  Cells cells_;
+  uint64_t offset_ = 0;  // LayoutHour writes no file header
   uint64_t entries_ = 0;
 };
 
-// The floor of a store of this design: ChainedHour's work per record and nothing else (no hour
-// lookup, no checks, no results), the records round robin over `hours` hours at random
-// milliseconds as BM_StoreAppend's, the data files synced on the same cadence (the index files
-// are left to the kernel, as by BM_RawStoreLayout with sync_index 0). layout: a FloorLayout.
-void BM_ChainedLayout(benchmark::State& state) {
-  const auto payload_bytes = static_cast<size_t>(state.range(0));
-  const int64_t hours = state.range(1);
-  const auto layout = static_cast<FloorLayout>(state.range(2));
+template <FloorLayout kLayout>
+void AppendChained(benchmark::State& state, size_t payload_bytes, int64_t hours) {
   std::string dir = FreshDir("chained");
-  std::vector<std::unique_ptr<ChainedHour>> files;
+  std::vector<std::unique_ptr<ChainedHour<kLayout>>> hour_files;
   std::vector<std::function<Status()>> syncs;
   for (int64_t h = 0; h < hours; ++h) {
-    files.push_back(std::make_unique<ChainedHour>(state, dir, h, layout));
-    const LayoutHour& hour = files.back()->layout();
-    syncs.push_back([&hour] { return hour.data().DataSync(); });
+    hour_files.push_back(std::make_unique<ChainedHour<kLayout>>(state, dir, h));
+    const LayoutHour& files = hour_files.back()->files();
+    syncs.push_back([&files] { return files.data().DataSync(); });
   }
   const std::string payload(payload_bytes, 'p');
   RandomMsInHour random;
   uint64_t count = 0;
+  size_t next_hour = 0;
   SyncCadence cadence;
   for (auto _ : state) {
-    files[count % static_cast<uint64_t>(hours)]->Append(random.Next(), payload);
+    hour_files[next_hour]->Append(random.Next(), payload);
+    next_hour = next_hour + 1 == hour_files.size() ? 0 : next_hour + 1;  // no division per record
     ++count;
     cadence.Tick(count, [&] {
-      for (const auto& hour : files) hour->layout().Flush();
+      for (const auto& hour : hour_files) hour->files().Flush();
       if (!RunConcurrently(syncs).ok()) state.SkipWithError("fdatasync failed");
     });
   }
-  ReportRates(state, payload_bytes);
-  files.clear();
+  hour_files.clear();
   std::filesystem::remove_all(dir);
+}
+
+// The floor of a store of this design: ChainedHour's work per record and nothing else (no hour
+// lookup, no checks, no results, no sequence), the records round robin over `hours` hours at
+// random milliseconds as BM_StoreAppend's, the data files synced on the same cadence (the index
+// files are left to the kernel, as by BM_RawStoreLayout with sync_index 0). layout: a
+// FloorLayout, each its own instantiation so that no record pays for choosing.
+void BM_ChainedLayout(benchmark::State& state) {
+  const auto payload_bytes = static_cast<size_t>(state.range(0));
+  const int64_t hours = state.range(1);
+  switch (static_cast<FloorLayout>(state.range(2))) {
+    case FloorLayout::kFormat:
+      AppendChained<FloorLayout::kFormat>(state, payload_bytes, hours);
+      break;
+    case FloorLayout::kSmall:
+      AppendChained<FloorLayout::kSmall>(state, payload_bytes, hours);
+      break;
+    case FloorLayout::kOneFile:
+      AppendChained<FloorLayout::kOneFile>(state, payload_bytes, hours);
+      break;
+  }
+  ReportRates(state, payload_bytes);
 }
 BENCHMARK(BM_ChainedLayout)
     ->ArgNames({"payload", "hours", "layout"})
